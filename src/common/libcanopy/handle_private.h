@@ -1,0 +1,82 @@
+/* handle_private.h - the handle structure and connector interface, shared
+ * inside libcanopy (handle.c, rpc.c, msg_handler.c, module support) and
+ * with the broker, which builds module handles on inproc sockets.
+ *
+ * A connector moves whole messages between a handle and a broker.  recv
+ * with nonblock fails with EAGAIN; a lost broker is ECONNRESET.  pending()
+ * tells whether a whole message is already buffered (so the reactor must
+ * not block in poll).
+ */
+#ifndef CANOPY_HANDLE_PRIVATE_H
+#define CANOPY_HANDLE_PRIVATE_H
+
+#include <stdbool.h>
+#include <canopy/handle.h>
+#include <canopy/future.h>
+#include "src/common/libutil/list.h"
+#include "src/common/libutil/hashmap.h"
+
+struct connector_ops {
+    int (*send) (void *impl, const canopy_msg_t *msg, bool nonblock);
+    canopy_msg_t *(*recv) (void *impl, bool nonblock);
+    int (*pollfd) (void *impl);         /* -1 if zmq */
+    void *(*pollzsock) (void *impl);    /* NULL if fd */
+    bool (*pending) (void *impl);
+    void (*close) (void *impl);
+};
+
+struct rq_entry {
+    struct list_node node;
+    canopy_msg_t *msg;
+};
+
+struct canopy_handle {
+    const struct connector_ops *ops;
+    void *impl;
+    int flags;
+    struct list_node rq;            /* requeued messages */
+    int rq_count;
+    canopy_reactor_t *r;
+    bool r_owned;
+    canopy_watcher_t *io_w;
+    canopy_watcher_t *prep_w;
+    canopy_watcher_t *idle_w;
+    int interest;                   /* reasons to keep the reactor alive */
+    bool disconnected;
+    hashmap_t *rpcs;                /* matchtag -> struct rpc_entry */
+    uint32_t next_tag;
+    struct list_node handlers;      /* started message handlers, newest first */
+    hashmap_t *aux;
+    hashmap_t *attr_cache;          /* immutable attributes */
+    char *attr_last;                /* last mutable attribute value */
+    char *appname;
+    struct canopy_handle_stats stats;
+    void (*disconnect_cb) (canopy_t *h, void *arg);
+    void *disconnect_arg;
+};
+
+/* Create a handle over a connector (takes ownership of impl). */
+canopy_t *handle_create (const struct connector_ops *ops, void *impl, int flags);
+void handle_set_disconnect_cb (canopy_t *h,
+                               void (*cb) (canopy_t *h, void *arg),
+                               void *arg);
+
+/* rpc.c */
+struct rpc_entry;
+bool rpc_dispatch_response (canopy_t *h, canopy_msg_t *msg, canopy_future_t *waiting);
+bool rpc_response_wanted (canopy_t *h, const canopy_msg_t *msg, canopy_future_t *waiting);
+void rpc_fail_all (canopy_t *h, int errnum);
+void rpc_table_destroy (canopy_t *h);
+
+/* msg_handler.c */
+void msg_handler_dispatch (canopy_t *h, const canopy_msg_t *msg);
+void msg_handler_list_destroy (canopy_t *h);
+
+/* connector_local.c */
+void *connector_local_create (const char *path, canopy_error_t *error);
+extern const struct connector_ops connector_local_ops;
+/* connector_zmq.c: a DEALER connected to a broker's module ROUTER */
+void *connector_zmq_create (void *zsock);
+extern const struct connector_ops connector_zmq_ops;
+
+#endif

@@ -1,0 +1,148 @@
+/* msg_stream.c - see msg_stream.h
+ *
+ * The buffer grows to hold the largest frame seen (bounded by the message
+ * size limit) and compacts when the unread tail is small, so steady-state
+ * reads do not allocate.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <stdint.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include "msg_stream.h"
+
+#define READ_CHUNK 65536
+
+void msg_instream_init (struct msg_instream *s)
+{
+    memset (s, 0, sizeof (*s));
+}
+
+void msg_instream_release (struct msg_instream *s)
+{
+    free (s->buf);
+    memset (s, 0, sizeof (*s));
+}
+
+static uint32_t get32 (const void *p)
+{
+    const uint8_t *b = p;
+    return ((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16)
+         | ((uint32_t)b[2] << 8) | (uint32_t)b[3];
+}
+
+/* How many bytes the frame at the read offset needs in total (or 4 if
+ * its length is not known yet).
+ */
+static size_t frame_need (const struct msg_instream *s)
+{
+    if (s->len - s->off < 4)
+        return 4;
+    return 4 + (size_t)get32 (s->buf + s->off);
+}
+
+static int reserve (struct msg_instream *s, size_t want)
+{
+    /* compact */
+    if (s->off > 0 && (s->off == s->len || s->off > s->cap / 2)) {
+        memmove (s->buf, s->buf + s->off, s->len - s->off);
+        s->len -= s->off;
+        s->off = 0;
+    }
+    if (s->cap - s->len >= want)
+        return 0;
+    size_t cap = s->cap ? s->cap : READ_CHUNK;
+    while (cap - s->len < want)
+        cap *= 2;
+    char *p = realloc (s->buf, cap);
+    if (!p) {
+        errno = ENOMEM;
+        return -1;
+    }
+    s->buf = p;
+    s->cap = cap;
+    return 0;
+}
+
+ssize_t msg_instream_fill (struct msg_instream *s, int fd)
+{
+    size_t need = frame_need (s);
+    size_t have = s->len - s->off;
+    size_t want = READ_CHUNK;
+    ssize_t n;
+
+    if (need > 4 + (size_t)CANOPY_MSG_SIZE_MAX) {
+        errno = EMSGSIZE;
+        return -1;
+    }
+    if (need > have && need - have > want)
+        want = need - have;
+    if (reserve (s, want) < 0)
+        return -1;
+    do {
+        n = recv (fd, s->buf + s->len, s->cap - s->len, MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    if (n > 0)
+        s->len += n;
+    return n;
+}
+
+bool msg_instream_ready (const struct msg_instream *s)
+{
+    size_t have = s->len - s->off;
+    return have >= 4 && have >= frame_need (s);
+}
+
+canopy_msg_t *msg_instream_next (struct msg_instream *s)
+{
+    size_t need;
+    canopy_msg_t *msg;
+
+    if (s->len - s->off < 4) {
+        errno = EAGAIN;
+        return NULL;
+    }
+    need = frame_need (s);
+    if (need - 4 > CANOPY_MSG_SIZE_MAX) {
+        errno = EMSGSIZE;
+        return NULL;
+    }
+    if (s->len - s->off < need) {
+        errno = EAGAIN;
+        return NULL;
+    }
+    msg = canopy_msg_decode (s->buf + s->off + 4, need - 4);
+    if (!msg) {
+        if (errno == ENOMEM)
+            return NULL;
+        errno = EPROTO;
+        return NULL;
+    }
+    s->off += need;
+    if (s->off == s->len)
+        s->off = s->len = 0;
+    return msg;
+}
+
+void *msg_frame_encode (const canopy_msg_t *msg, size_t *sizep)
+{
+    size_t size = canopy_msg_encode_size (msg);
+    uint8_t *buf;
+
+    if (size > CANOPY_MSG_SIZE_MAX) {
+        errno = EMSGSIZE;
+        return NULL;
+    }
+    if (!(buf = malloc (size + 4))) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    buf[0] = size >> 24;
+    buf[1] = size >> 16;
+    buf[2] = size >> 8;
+    buf[3] = size;
+    (void)canopy_msg_encode_into (msg, buf + 4, size);
+    *sizep = size + 4;
+    return buf;
+}

@@ -1,0 +1,40 @@
+/* msg_stream.h - messages over a byte stream (UNIX-domain sockets).
+ *
+ * Each message is a 4-byte big-endian length followed by the flat record of
+ * canopy_msg_encode().  An instream buffers what was read from a socket
+ * and yields whole messages; a frame longer than CANOPY_MSG_SIZE_MAX, or a
+ * record that does not decode, is EPROTO/EMSGSIZE and the stream must be
+ * dropped (it cannot be resynchronised).
+ *
+ * Used by the client connector and by the broker's local listener.
+ */
+#ifndef CANOPY_MSG_STREAM_H
+#define CANOPY_MSG_STREAM_H
+
+#include <stddef.h>
+#include <stdbool.h>
+#include <sys/types.h>
+#include <canopy/message.h>
+
+struct msg_instream {
+    char *buf;
+    size_t off;         /* start of unread data */
+    size_t len;         /* end of data */
+    size_t cap;
+};
+
+void msg_instream_init (struct msg_instream *s);
+void msg_instream_release (struct msg_instream *s);
+/* Read what is available from fd (nonblocking).  Returns bytes read (> 0),
+ * 0 at EOF, -1 on error (EAGAIN when nothing is available).
+ */
+ssize_t msg_instream_fill (struct msg_instream *s, int fd);
+/* Next whole message, or NULL: EAGAIN (incomplete), EPROTO, EMSGSIZE. */
+canopy_msg_t *msg_instream_next (struct msg_instream *s);
+/* True if a whole message is buffered. */
+bool msg_instream_ready (const struct msg_instream *s);
+
+/* Encode msg with its length prefix into a new buffer (caller frees). */
+void *msg_frame_encode (const canopy_msg_t *msg, size_t *size);
+
+#endif

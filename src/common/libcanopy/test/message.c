@@ -1,0 +1,302 @@
+/* test/message.c - unit tests for message.c and msg_codec.c: accessors,
+ * route stacks, both encodings, and decoding of malformed, truncated and
+ * oversized input (which must fail with EPROTO/EMSGSIZE, never crash).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <zmq.h>
+#include <canopy/message.h>
+
+static void test_invalid (void **state)
+{
+    errno = 0;
+    assert_null (canopy_msg_create (0));
+    assert_int_equal (errno, EINVAL);
+    canopy_msg_decref (NULL);
+    assert_int_equal (canopy_msg_set_topic (NULL, "a"), -1);
+    canopy_msg_t *msg = canopy_msg_create (CANOPY_MSGTYPE_EVENT);
+    uint32_t tag;
+    assert_int_equal (canopy_msg_get_matchtag (msg, &tag), -1);
+    assert_int_equal (errno, EPROTO);
+    assert_int_equal (canopy_msg_set_topic (msg, ""), -1);
+    char longtopic[300];
+    memset (longtopic, 'a', sizeof (longtopic) - 1);
+    longtopic[sizeof (longtopic) - 1] = '\0';
+    assert_int_equal (canopy_msg_set_topic (msg, longtopic), -1);
+    assert_null (canopy_msg_get_topic (msg));
+    assert_int_equal (errno, EPROTO);
+    assert_int_equal (canopy_msg_route_push (msg, "x"), -1);
+    assert_int_equal (errno, EPROTO);
+    assert_int_equal (canopy_msg_set_flag (msg, CANOPY_MSGFLAG_TOPIC, true), -1);
+    canopy_msg_decref (msg);
+}
+
+static void test_accessors (void **state)
+{
+    canopy_msg_t *msg = canopy_msg_create (CANOPY_MSGTYPE_REQUEST);
+    uint32_t u;
+    const char *s;
+    int i;
+
+    assert_non_null (msg);
+    assert_int_equal (canopy_msg_get_nodeid (msg, &u), 0);
+    assert_int_equal (u, CANOPY_NODEID_ANY);
+    assert_int_equal (canopy_msg_set_topic (msg, "kvs.get"), 0);
+    assert_string_equal (canopy_msg_get_topic (msg), "kvs.get");
+    assert_int_equal (canopy_msg_pack (msg, "{s:s s:i}", "key", "a.b", "n", 42), 0);
+    assert_int_equal (canopy_msg_unpack (msg, "{s:s s:i}", "key", &s, "n", &i), 0);
+    assert_string_equal (s, "a.b");
+    assert_int_equal (i, 42);
+    assert_int_equal (canopy_msg_get_string (msg, &s), 0);
+    assert_string_equal (s, "{\"key\":\"a.b\",\"n\":42}");
+    assert_int_equal (canopy_msg_set_nodeid (msg, 7), 0);
+    assert_int_equal (canopy_msg_set_matchtag (msg, 99), 0);
+    assert_int_equal (canopy_msg_set_userid (msg, 1000), 0);
+    assert_int_equal (canopy_msg_set_rolemask (msg, CANOPY_ROLE_OWNER), 0);
+
+    canopy_msg_t *rsp = canopy_response_derive (msg, ENOENT);
+    assert_non_null (rsp);
+    assert_int_equal (canopy_msg_get_type (rsp), CANOPY_MSGTYPE_RESPONSE);
+    assert_int_equal (canopy_msg_get_matchtag (rsp, &u), 0);
+    assert_int_equal (u, 99);
+    assert_int_equal (canopy_msg_get_errnum (rsp, &i), 0);
+    assert_int_equal (i, ENOENT);
+    assert_null (canopy_msg_errstr (rsp));
+    assert_int_equal (canopy_msg_set_string (rsp, "no such key"), 0);
+    assert_string_equal (canopy_msg_errstr (rsp), "no such key");
+    canopy_msg_decref (rsp);
+
+    /* a payload with an embedded NUL is not a string */
+    assert_int_equal (canopy_msg_set_payload (msg, "a\0b", 3), 0);
+    assert_int_equal (canopy_msg_get_string (msg, &s), -1);
+    assert_int_equal (errno, EPROTO);
+    json_t *o;
+    assert_int_equal (canopy_msg_set_string (msg, "not json"), 0);
+    assert_int_equal (canopy_msg_get_json (msg, &o), -1);
+    assert_int_equal (errno, EPROTO);
+    canopy_msg_decref (msg);
+}
+
+static void test_routes (void **state)
+{
+    canopy_msg_t *msg = canopy_msg_create (CANOPY_MSGTYPE_REQUEST);
+    char *id;
+    assert_int_equal (canopy_msg_route_count (msg), -1);
+    assert_int_equal (canopy_msg_route_enable (msg), 0);
+    assert_int_equal (canopy_msg_route_count (msg), 0);
+    assert_null (canopy_msg_route_first (msg));
+    assert_int_equal (canopy_msg_route_push (msg, "0:c1"), 0);
+    assert_int_equal (canopy_msg_route_push (msg, "0"), 0);
+    assert_int_equal (canopy_msg_route_push (msg, "1"), 0);
+    assert_string_equal (canopy_msg_route_first (msg), "1");
+    assert_string_equal (canopy_msg_route_last (msg), "0:c1");
+    assert_string_equal (canopy_msg_route_at (msg, 1), "0");
+    char *s = canopy_msg_route_string (msg);
+    assert_string_equal (s, "0:c1!0!1");
+    free (s);
+    assert_int_equal (canopy_msg_route_pop (msg, &id), 0);
+    assert_string_equal (id, "1");
+    free (id);
+    assert_int_equal (canopy_msg_route_count (msg), 2);
+    for (int i = 2; i < CANOPY_MSG_MAX_ROUTES; i++)
+        assert_int_equal (canopy_msg_route_push (msg, "x"), 0);
+    assert_int_equal (canopy_msg_route_push (msg, "y"), -1);
+    assert_int_equal (errno, EMSGSIZE);
+    canopy_msg_decref (msg);
+}
+
+static canopy_msg_t *sample (void)
+{
+    canopy_msg_t *msg = canopy_msg_create (CANOPY_MSGTYPE_REQUEST);
+    assert_int_equal (canopy_msg_set_topic (msg, "svc.method"), 0);
+    assert_int_equal (canopy_msg_set_string (msg, "{\"a\":1}"), 0);
+    assert_int_equal (canopy_msg_route_enable (msg), 0);
+    assert_int_equal (canopy_msg_route_push (msg, "3:c7"), 0);
+    assert_int_equal (canopy_msg_route_push (msg, "3"), 0);
+    assert_int_equal (canopy_msg_set_matchtag (msg, 12345), 0);
+    assert_int_equal (canopy_msg_set_nodeid (msg, 5), 0);
+    assert_int_equal (canopy_msg_set_userid (msg, 42), 0);
+    return msg;
+}
+
+static void check_sample (canopy_msg_t *m)
+{
+    uint32_t u;
+    const char *s;
+    assert_non_null (m);
+    assert_int_equal (canopy_msg_get_type (m), CANOPY_MSGTYPE_REQUEST);
+    assert_string_equal (canopy_msg_get_topic (m), "svc.method");
+    assert_int_equal (canopy_msg_get_string (m, &s), 0);
+    assert_string_equal (s, "{\"a\":1}");
+    assert_int_equal (canopy_msg_route_count (m), 2);
+    assert_string_equal (canopy_msg_route_first (m), "3");
+    assert_string_equal (canopy_msg_route_last (m), "3:c7");
+    assert_int_equal (canopy_msg_get_matchtag (m, &u), 0);
+    assert_int_equal (u, 12345);
+    assert_int_equal (canopy_msg_get_nodeid (m, &u), 0);
+    assert_int_equal (u, 5);
+    assert_int_equal (canopy_msg_get_userid (m, &u), 0);
+    assert_int_equal (u, 42);
+}
+
+static void test_flat_roundtrip (void **state)
+{
+    canopy_msg_t *msg = sample ();
+    void *buf;
+    size_t size;
+    assert_int_equal (canopy_msg_encode (msg, &buf, &size), 0);
+    assert_int_equal (size, canopy_msg_encode_size (msg));
+    canopy_msg_t *m = canopy_msg_decode (buf, size);
+    check_sample (m);
+    canopy_msg_decref (m);
+
+    /* every truncation fails cleanly */
+    for (size_t n = 0; n < size; n++) {
+        errno = 0;
+        assert_null (canopy_msg_decode (buf, n));
+        assert_int_equal (errno, EPROTO);
+    }
+    /* trailing garbage */
+    char *big = malloc (size + 1);
+    memcpy (big, buf, size);
+    big[size] = 'x';
+    assert_null (canopy_msg_decode (big, size + 1));
+    assert_int_equal (errno, EPROTO);
+    free (big);
+    /* corrupt each byte in turn: never crash; magic/version/type fail */
+    for (size_t n = 0; n < size; n++) {
+        char *c = malloc (size);
+        memcpy (c, buf, size);
+        c[n] ^= 0xff;
+        canopy_msg_t *x = canopy_msg_decode (c, size);
+        if (n < 4)
+            assert_null (x);
+        canopy_msg_decref (x);
+        free (c);
+    }
+    assert_null (canopy_msg_decode (buf, (size_t)CANOPY_MSG_SIZE_MAX + 1));
+    assert_int_equal (errno, EMSGSIZE);
+    free (buf);
+    canopy_msg_decref (msg);
+}
+
+static void test_random_garbage (void **state)
+{
+    unsigned int seed = 1;
+    unsigned char buf[256];
+    for (int iter = 0; iter < 20000; iter++) {
+        size_t len = rand_r (&seed) % sizeof (buf);
+        for (size_t i = 0; i < len; i++)
+            buf[i] = rand_r (&seed);
+        if (len >= 2) {     /* make it past the magic often */
+            buf[0] = CANOPY_MSG_MAGIC;
+            buf[1] = CANOPY_MSG_VERSION;
+        }
+        canopy_msg_t *m = canopy_msg_decode (buf, len);
+        canopy_msg_decref (m);
+    }
+}
+
+static void test_zmq_roundtrip (void **state)
+{
+    void *ctx = zmq_ctx_new ();
+    void *a = zmq_socket (ctx, ZMQ_PAIR);
+    void *b = zmq_socket (ctx, ZMQ_PAIR);
+    assert_int_equal (zmq_bind (a, "inproc://test"), 0);
+    assert_int_equal (zmq_connect (b, "inproc://test"), 0);
+
+    canopy_msg_t *msg = sample ();
+    assert_int_equal (canopy_msg_sendzsock (a, msg), 0);
+    canopy_msg_t *m = canopy_msg_recvzsock (b);
+    check_sample (m);
+    canopy_msg_decref (m);
+
+    /* header frame of the wrong size */
+    zmq_send (a, "topic", 5, ZMQ_SNDMORE);
+    zmq_send (a, "short", 5, 0);
+    assert_null (canopy_msg_recvzsock (b));
+    assert_int_equal (errno, EPROTO);
+    /* a single empty frame */
+    zmq_send (a, NULL, 0, 0);
+    assert_null (canopy_msg_recvzsock (b));
+    assert_int_equal (errno, EPROTO);
+    /* route flag set but no delimiter */
+    void *buf;
+    size_t size;
+    assert_int_equal (canopy_msg_encode (msg, &buf, &size), 0);
+    zmq_send (a, "x", 1, ZMQ_SNDMORE);
+    zmq_send (a, buf, 20, 0);   /* header only, with ROUTE|TOPIC|PAYLOAD flags */
+    assert_null (canopy_msg_recvzsock (b));
+    assert_int_equal (errno, EPROTO);
+    free (buf);
+    /* the socket still works afterwards */
+    assert_int_equal (canopy_msg_sendzsock (a, msg), 0);
+    m = canopy_msg_recvzsock (b);
+    check_sample (m);
+    canopy_msg_decref (m);
+    /* nonblocking receive with nothing there */
+    assert_null (canopy_msg_recvzsock_from (b, NULL, true));
+    assert_int_equal (errno, EAGAIN);
+
+    canopy_msg_decref (msg);
+    zmq_close (a);
+    zmq_close (b);
+    zmq_ctx_term (ctx);
+}
+
+static void test_match (void **state)
+{
+    canopy_msg_t *msg = sample ();
+    assert_true (canopy_msg_cmp (msg, CANOPY_MATCH_ANY));
+    assert_true (canopy_msg_cmp (msg, CANOPY_MATCH_REQUEST));
+    assert_false (canopy_msg_cmp (msg, CANOPY_MATCH_EVENT));
+    struct canopy_match m = { .typemask = CANOPY_MSGTYPE_REQUEST,
+                              .topic_glob = "svc.*" };
+    assert_true (canopy_msg_cmp (msg, m));
+    m.topic_glob = "other.*";
+    assert_false (canopy_msg_cmp (msg, m));
+    m.topic_glob = NULL;
+    m.matchtag = 12345;
+    assert_true (canopy_msg_cmp (msg, m));
+    m.matchtag = 1;
+    assert_false (canopy_msg_cmp (msg, m));
+    canopy_msg_decref (msg);
+}
+
+static void test_copy (void **state)
+{
+    canopy_msg_t *msg = sample ();
+    canopy_msg_t *cpy = canopy_msg_copy (msg, true);
+    check_sample (cpy);
+    canopy_msg_decref (cpy);
+    cpy = canopy_msg_copy (msg, false);
+    const void *data;
+    size_t size;
+    assert_int_equal (canopy_msg_get_payload (cpy, &data, &size), 0);
+    assert_null (data);
+    assert_int_equal (size, 0);
+    canopy_msg_decref (cpy);
+    canopy_msg_decref (msg);
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_invalid),
+        cmocka_unit_test (test_accessors),
+        cmocka_unit_test (test_routes),
+        cmocka_unit_test (test_flat_roundtrip),
+        cmocka_unit_test (test_random_garbage),
+        cmocka_unit_test (test_zmq_roundtrip),
+        cmocka_unit_test (test_match),
+        cmocka_unit_test (test_copy),
+    };
+    cmocka_set_message_output (CM_OUTPUT_TAP);
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}

@@ -1,0 +1,140 @@
+/* test/msg_stream.c - length-prefixed framing over a socketpair:
+ * many messages per read, one message split across many reads, and an
+ * oversized or corrupt frame.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <canopy/message.h>
+#include "src/common/libcanopy/msg_stream.h"
+
+static canopy_msg_t *mkmsg (int i)
+{
+    canopy_msg_t *msg = canopy_msg_create (CANOPY_MSGTYPE_EVENT);
+    char topic[32];
+    snprintf (topic, sizeof (topic), "t.%d", i);
+    assert_int_equal (canopy_msg_set_topic (msg, topic), 0);
+    assert_int_equal (canopy_msg_set_seq (msg, i), 0);
+    return msg;
+}
+
+static void test_batch (void **state)
+{
+    int sv[2];
+    struct msg_instream in;
+    assert_int_equal (socketpair (AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    msg_instream_init (&in);
+    for (int i = 0; i < 100; i++) {
+        canopy_msg_t *msg = mkmsg (i);
+        size_t size;
+        void *buf = msg_frame_encode (msg, &size);
+        assert_int_equal (write (sv[0], buf, size), size);
+        free (buf);
+        canopy_msg_decref (msg);
+    }
+    int got = 0;
+    while (got < 100) {
+        canopy_msg_t *msg = msg_instream_next (&in);
+        if (!msg) {
+            assert_int_equal (errno, EAGAIN);
+            assert_true (msg_instream_fill (&in, sv[1]) > 0);
+            continue;
+        }
+        uint32_t seq;
+        assert_int_equal (canopy_msg_get_seq (msg, &seq), 0);
+        assert_int_equal (seq, got);
+        got++;
+        canopy_msg_decref (msg);
+    }
+    assert_false (msg_instream_ready (&in));
+    assert_int_equal (msg_instream_fill (&in, sv[1]), -1);
+    assert_int_equal (errno, EAGAIN);
+    close (sv[0]);
+    assert_int_equal (msg_instream_fill (&in, sv[1]), 0);   /* EOF */
+    close (sv[1]);
+    msg_instream_release (&in);
+}
+
+static void test_split_large (void **state)
+{
+    int sv[2];
+    struct msg_instream in;
+    assert_int_equal (socketpair (AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    msg_instream_init (&in);
+    canopy_msg_t *msg = mkmsg (1);
+    size_t plen = 1000000;
+    char *payload = malloc (plen);
+    memset (payload, 'z', plen);
+    assert_int_equal (canopy_msg_set_payload (msg, payload, plen), 0);
+    size_t size;
+    char *buf = msg_frame_encode (msg, &size);
+    size_t off = 0;
+    canopy_msg_t *out = NULL;
+    while (!out) {
+        if (off < size) {
+            size_t n = size - off > 3001 ? 3001 : size - off;
+            assert_int_equal (write (sv[0], buf + off, n), n);
+            off += n;
+        }
+        assert_true (msg_instream_fill (&in, sv[1]) > 0);
+        out = msg_instream_next (&in);
+        if (!out)
+            assert_int_equal (errno, EAGAIN);
+    }
+    const void *data;
+    size_t dlen;
+    assert_int_equal (canopy_msg_get_payload (out, &data, &dlen), 0);
+    assert_int_equal (dlen, plen);
+    assert_memory_equal (data, payload, plen);
+    canopy_msg_decref (out);
+    canopy_msg_decref (msg);
+    free (buf);
+    free (payload);
+    close (sv[0]);
+    close (sv[1]);
+    msg_instream_release (&in);
+}
+
+static void test_bad_frames (void **state)
+{
+    int sv[2];
+    struct msg_instream in;
+    assert_int_equal (socketpair (AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    msg_instream_init (&in);
+    /* claims 4 GiB */
+    unsigned char huge[4] = { 0xff, 0xff, 0xff, 0xff };
+    assert_int_equal (write (sv[0], huge, 4), 4);
+    assert_true (msg_instream_fill (&in, sv[1]) > 0);
+    assert_null (msg_instream_next (&in));
+    assert_int_equal (errno, EMSGSIZE);
+    msg_instream_release (&in);
+
+    /* well-framed garbage */
+    msg_instream_init (&in);
+    unsigned char garbage[] = { 0, 0, 0, 5, 'h', 'e', 'l', 'l', 'o' };
+    assert_int_equal (write (sv[0], garbage, sizeof (garbage)), sizeof (garbage));
+    assert_true (msg_instream_fill (&in, sv[1]) > 0);
+    assert_null (msg_instream_next (&in));
+    assert_int_equal (errno, EPROTO);
+    msg_instream_release (&in);
+    close (sv[0]);
+    close (sv[1]);
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_batch),
+        cmocka_unit_test (test_split_large),
+        cmocka_unit_test (test_bad_frames),
+    };
+    cmocka_set_message_output (CM_OUTPUT_TAP);
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}

@@ -1,0 +1,18 @@
+/* fdutil.h - file descriptor flags and whole-buffer I/O.
+ *
+ * read_all/write_all retry on EINTR and short transfers; read_all returns
+ * the number of bytes read (less than asked only at EOF).
+ */
+#ifndef CANOPY_UTIL_FDUTIL_H
+#define CANOPY_UTIL_FDUTIL_H
+
+#include <sys/types.h>
+
+int fd_set_nonblocking (int fd);
+int fd_set_blocking (int fd);
+int fd_set_cloexec (int fd);
+int fd_unset_cloexec (int fd);
+ssize_t write_all (int fd, const void *buf, size_t len);
+ssize_t read_all (int fd, void *buf, size_t len);
+
+#endif

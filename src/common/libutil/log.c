@@ -1,0 +1,80 @@
+/* log.c - see log.h */
+#include <stdio.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include "log.h"
+
+static char prog[64] = "canopy";
+
+void log_init (const char *progname)
+{
+    if (progname) {
+        const char *p = strrchr (progname, '/');
+        snprintf (prog, sizeof (prog), "%s", p ? p + 1 : progname);
+    }
+}
+
+const char *log_progname (void)
+{
+    return prog;
+}
+
+static void vlog (int errnum, const char *fmt, va_list ap)
+{
+    char buf[1024];
+    vsnprintf (buf, sizeof (buf), fmt, ap);
+    if (errnum)
+        fprintf (stderr, "%s: %s: %s\n", prog, buf, strerror (errnum));
+    else
+        fprintf (stderr, "%s: %s\n", prog, buf);
+}
+
+void log_msg (const char *fmt, ...)
+{
+    int saved_errno = errno;
+    va_list ap;
+    va_start (ap, fmt);
+    vlog (0, fmt, ap);
+    va_end (ap);
+    errno = saved_errno;
+}
+
+void log_err (const char *fmt, ...)
+{
+    int saved_errno = errno;
+    va_list ap;
+    va_start (ap, fmt);
+    vlog (saved_errno, fmt, ap);
+    va_end (ap);
+    errno = saved_errno;
+}
+
+void log_msg_exit (const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    vlog (0, fmt, ap);
+    va_end (ap);
+    exit (1);
+}
+
+void log_err_exit (const char *fmt, ...)
+{
+    int errnum = errno;
+    va_list ap;
+    va_start (ap, fmt);
+    vlog (errnum, fmt, ap);
+    va_end (ap);
+    exit (1);
+}
+
+void log_errn_exit (int errnum, const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    vlog (errnum, fmt, ap);
+    va_end (ap);
+    exit (1);
+}

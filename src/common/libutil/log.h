@@ -1,0 +1,21 @@
+/* log.h - messages to stderr for programs (commands and the broker main).
+ *
+ * log_init() sets the prefix.  log_err* append ": strerror(errno)".
+ * The *_exit variants exit(1): for commands only, never in libraries or
+ * modules.
+ */
+#ifndef CANOPY_UTIL_LOG_H
+#define CANOPY_UTIL_LOG_H
+
+void log_init (const char *progname);
+const char *log_progname (void);
+void log_msg (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+void log_err (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+void log_msg_exit (const char *fmt, ...)
+    __attribute__ ((format (printf, 1, 2), noreturn));
+void log_err_exit (const char *fmt, ...)
+    __attribute__ ((format (printf, 1, 2), noreturn));
+void log_errn_exit (int errnum, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3), noreturn));
+
+#endif

@@ -1,0 +1,30 @@
+/* monotime.c - see monotime.h */
+#include <time.h>
+#include <sys/time.h>
+#include "monotime.h"
+
+double monotime (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void monotime_ts (struct timespec *ts)
+{
+    clock_gettime (CLOCK_MONOTONIC, ts);
+}
+
+double monotime_since_ms (const struct timespec *t0)
+{
+    struct timespec now;
+    clock_gettime (CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - t0->tv_sec) * 1e3 + (now.tv_nsec - t0->tv_nsec) * 1e-6;
+}
+
+double walltime (void)
+{
+    struct timeval tv;
+    gettimeofday (&tv, NULL);
+    return tv.tv_sec + tv.tv_usec * 1e-6;
+}

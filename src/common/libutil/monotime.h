@@ -1,0 +1,15 @@
+/* monotime.h - monotonic clock helpers (seconds as double, and timespecs). */
+#ifndef CANOPY_UTIL_MONOTIME_H
+#define CANOPY_UTIL_MONOTIME_H
+
+#include <time.h>
+
+/* Seconds since an arbitrary fixed point (CLOCK_MONOTONIC). */
+double monotime (void);
+void monotime_ts (struct timespec *ts);
+/* Elapsed milliseconds since *t0. */
+double monotime_since_ms (const struct timespec *t0);
+/* Wall-clock seconds since the epoch. */
+double walltime (void);
+
+#endif
