@@ -1,0 +1,479 @@
+/* broker.c - canopy-broker: main, boot, signals, and the shutdown sequence.
+ *
+ * Design notes:
+ * - Boot: with --rank/--size/--rundir (as 'canopy start' runs it) the tree
+ *   is wired over ipc:// sockets in the run directory; with no rank, a
+ *   single broker runs in a temporary run directory.
+ * - Lifecycle: JOIN (links coming up) -> RUN (rank 0: subtree full, the
+ *   initial program starts) -> SHUTDOWN -> EXIT.
+ * - Shutdown, children first: rank 0 publishes "broker.shutdown"; every
+ *   broker waits until its children have said goodbye (or a deadline
+ *   passes), unloads its modules newest first, says goodbye to its parent
+ *   and exits.  Rank 0 exits last, with the initial program's status.
+ * - Signals are read from a signalfd in the reactor.  SIGINT is ignored
+ *   (the terminal delivers it to the initial program itself); SIGTERM and
+ *   SIGHUP on rank 0 go to the initial program; SIGTERM elsewhere makes
+ *   that broker leave (exit status 143).  Children are watched with
+ *   pidfds, so nothing here reaps processes it did not start.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <getopt.h>
+#include <signal.h>
+#include <limits.h>
+#include <syslog.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/prctl.h>
+#include <zmq.h>
+#include <canopy/canopy.h>
+#include "src/common/libutil/log.h"
+#include "src/common/libutil/monotime.h"
+#include "broker.h"
+#include "overlay.h"
+#include "connector.h"
+#include "modhost.h"
+#include "runat.h"
+#include "topology.h"
+
+#ifndef MODULE_DIR
+#define MODULE_DIR "/usr/local/lib/canopy/modules"
+#endif
+
+#define SHUTDOWN_CHILD_TIMEOUT 20.0
+#define DEFAULT_MODULES ""
+
+int builtins_init (struct broker *b);
+
+static const char *usage_text =
+"Usage: canopy-broker [OPTIONS] [-- COMMAND [ARGS...]]\n"
+"\n"
+"Run one broker of a canopy instance.  Normally started by 'canopy start'\n"
+"or by a launcher; rank 0 runs COMMAND once every broker has joined.\n"
+"\n"
+"  -r, --rank=N           this broker's rank\n"
+"  -s, --size=N           number of brokers in the instance\n"
+"  -k, --k-ary=K          tree fan-out (default 2)\n"
+"  -d, --rundir=DIR       directory for sockets (default: a new temporary one)\n"
+"  -S, --setattr=NAME=VAL set a broker attribute\n"
+"  -m, --modules=LIST     comma-separated modules to load (default: built-in list)\n"
+"  -M, --module-path=PATH colon-separated module directories\n"
+"  -v, --verbose          log informational messages to stderr\n"
+"  -h, --help             show this help\n";
+
+static void usage (int code)
+{
+    fputs (usage_text, code ? stderr : stdout);
+    exit (code);
+}
+
+static int parse_uint (const char *s, uint32_t *value)
+{
+    char *end;
+    unsigned long v;
+    errno = 0;
+    v = strtoul (s, &end, 10);
+    if (errno || *end || end == s || v > UINT32_MAX)
+        return -1;
+    *value = v;
+    return 0;
+}
+
+/* Shutdown */
+
+static void finalize (struct broker *b, void *arg)
+{
+    if (b->state == STATE_EXIT)
+        return;
+    overlay_goodbye (b->overlay);
+    b->state = STATE_EXIT;
+    canopy_reactor_stop (b->r);
+}
+
+void broker_check_shutdown (struct broker *b)
+{
+    if (b->state != STATE_SHUTDOWN || b->shutdown_requested)
+        return;
+    bool deadline = monotime () - b->shutdown_start > SHUTDOWN_CHILD_TIMEOUT;
+    if (overlay_children_connected (b->overlay) > 0 && !deadline)
+        return;
+    if (deadline && overlay_children_connected (b->overlay) > 0)
+        broker_log (b, LOG_ERR, "%d children did not leave; shutting down anyway",
+                    overlay_children_connected (b->overlay));
+    b->shutdown_requested = true;   /* modules are being unloaded */
+    modhost_unload_all (b->modhost, finalize, NULL);
+}
+
+static void shutdown_timer_cb (canopy_reactor_t *r, canopy_watcher_t *w,
+                               int revents, void *arg)
+{
+    broker_check_shutdown (arg);
+}
+
+void broker_shutdown_begin (struct broker *b, int exit_code, const char *why)
+{
+    if (b->state >= STATE_SHUTDOWN)
+        return;
+    b->state = STATE_SHUTDOWN;
+    b->exit_code = exit_code;
+    b->shutdown_start = monotime ();
+    broker_log (b, LOG_INFO, "shutdown: %s", why);
+    if (b->rank == 0) {
+        char buf[64];
+        snprintf (buf, sizeof (buf), "{\"exitcode\":%d}", exit_code);
+        (void)events_publish (b, "broker.shutdown", false, buf, strlen (buf), NULL);
+    }
+    /* re-check periodically so the deadline applies even if nothing moves */
+    if ((b->shutdown_timer = canopy_timer_watcher_create (b->r, 1.0, 1.0,
+                                                         shutdown_timer_cb, b)))
+        canopy_watcher_start (b->shutdown_timer);
+    broker_check_shutdown (b);
+}
+
+static void initial_program_exited (struct broker *b, int status)
+{
+    int code;
+    if (WIFEXITED (status))
+        code = WEXITSTATUS (status);
+    else if (WIFSIGNALED (status))
+        code = 128 + WTERMSIG (status);
+    else
+        code = 1;
+    if (WIFSIGNALED (status))
+        broker_log (b, LOG_INFO, "initial program killed by signal %d", WTERMSIG (status));
+    broker_shutdown_begin (b, code, "initial program exited");
+}
+
+void broker_instance_ready (struct broker *b)
+{
+    const char *uri;
+
+    if (b->state != STATE_JOIN)
+        return;
+    b->state = STATE_RUN;
+    broker_log (b, LOG_INFO, "instance ready: %u brokers", b->size);
+    if (b->rank != 0 || !b->runat)
+        return;
+    uri = attr_get (b->attrs, "local-uri", NULL);
+    if (runat_start (b->runat, uri) < 0) {
+        broker_log (b, LOG_ERR, "cannot start initial program: %s", strerror (errno));
+        broker_shutdown_begin (b, 1, "initial program failed to start");
+    }
+}
+
+/* Signals */
+
+static void signal_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
+{
+    struct broker *b = arg;
+    struct signalfd_siginfo si;
+
+    while (read (b->sigfd, &si, sizeof (si)) == sizeof (si)) {
+        int sig = si.ssi_signo;
+        if (sig == SIGINT)
+            continue;
+        if (b->rank == 0 && runat_pid (b->runat) > 0) {
+            (void)runat_kill (b->runat, sig);
+            continue;
+        }
+        if (sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) {
+            if (b->rank == 0)
+                broker_shutdown_begin (b, 128 + sig, "signal");
+            else {
+                /* leave now: our children are on their own */
+                broker_log (b, LOG_INFO, "leaving on signal %d", sig);
+                b->exit_code = 128 + sig;
+                if (b->state < STATE_SHUTDOWN) {
+                    b->state = STATE_SHUTDOWN;
+                    b->shutdown_start = monotime () - SHUTDOWN_CHILD_TIMEOUT - 1;
+                }
+                broker_check_shutdown (b);
+            }
+        }
+    }
+}
+
+static int signals_init (struct broker *b)
+{
+    sigset_t set;
+    sigemptyset (&set);
+    sigaddset (&set, SIGTERM);
+    sigaddset (&set, SIGINT);
+    sigaddset (&set, SIGHUP);
+    sigaddset (&set, SIGQUIT);
+    if (sigprocmask (SIG_BLOCK, &set, NULL) < 0)
+        return -1;
+    signal (SIGPIPE, SIG_IGN);
+    if ((b->sigfd = signalfd (-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
+        return -1;
+    if (!(b->signal_w = canopy_fd_watcher_create (b->r, b->sigfd, CANOPY_POLLIN,
+                                                  signal_cb, b)))
+        return -1;
+    canopy_watcher_start (b->signal_w);
+    return 0;
+}
+
+/* Attributes */
+
+static int setattr_arg (struct broker *b, const char *arg)
+{
+    char *cpy = strdup (arg);
+    char *eq;
+    int rc = -1;
+    if (!cpy)
+        return -1;
+    if ((eq = strchr (cpy, '=')) && eq != cpy) {
+        *eq = '\0';
+        rc = attr_set (b->attrs, cpy, eq + 1, 0, true);
+    }
+    else
+        errno = EINVAL;
+    free (cpy);
+    return rc;
+}
+
+static int init_attrs (struct broker *b)
+{
+    char buf[PATH_MAX];
+    char host[256] = "";
+    attr_table_t *a = b->attrs;
+
+    gethostname (host, sizeof (host) - 1);
+    if (attr_set_uint (a, "rank", b->rank, ATTR_IMMUTABLE) < 0
+        || attr_set_uint (a, "size", b->size, ATTR_IMMUTABLE) < 0
+        || attr_set_uint (a, "tbon.k", b->k, ATTR_IMMUTABLE) < 0
+        || attr_set_uint (a, "tbon.depth", topology_depth (b->rank, b->k),
+                          ATTR_IMMUTABLE) < 0
+        || attr_set_uint (a, "broker.pid", getpid (), ATTR_IMMUTABLE) < 0
+        || attr_set_uint (a, "instance-owner", b->owner, ATTR_IMMUTABLE) < 0
+        || attr_set (a, "version", PACKAGE_VERSION, ATTR_IMMUTABLE, true) < 0
+        || attr_set (a, "hostname", host, ATTR_IMMUTABLE, true) < 0
+        || attr_set (a, "rundir", b->rundir, ATTR_IMMUTABLE, true) < 0)
+        return -1;
+    snprintf (buf, sizeof (buf), "local://%s/local-%u", b->rundir, b->rank);
+    if (attr_set (a, "local-uri", buf, ATTR_IMMUTABLE, true) < 0)
+        return -1;
+    if (b->rank > 0) {
+        snprintf (buf, sizeof (buf), "local://%s/local-%d", b->rundir,
+                  topology_parent (b->rank, b->k));
+        if (attr_set (a, "parent-uri", buf, ATTR_IMMUTABLE, true) < 0)
+            return -1;
+    }
+    snprintf (buf, sizeof (buf), "%.6f", walltime ());
+    if (attr_set (a, "broker.starttime", buf, ATTR_IMMUTABLE, true) < 0)
+        return -1;
+    if (!attr_get (a, "log-stderr-level", NULL)
+        && attr_set (a, "log-stderr-level", "3", 0, true) < 0)
+        return -1;
+    logbuf_set_stderr_level (b->log, atoi (attr_get (a, "log-stderr-level", NULL)));
+    return 0;
+}
+
+static int load_modules (struct broker *b, const char *list)
+{
+    char *cpy, *saveptr = NULL, *name;
+    char errbuf[256];
+
+    if (!list || !*list)
+        return 0;
+    if (!(cpy = strdup (list)))
+        return -1;
+    for (name = strtok_r (cpy, ",", &saveptr); name;
+         name = strtok_r (NULL, ",", &saveptr)) {
+        if (modhost_load (b->modhost, name, 0, NULL, errbuf, sizeof (errbuf)) < 0) {
+            log_msg ("rank %u: cannot load module %s: %s", b->rank, name, errbuf);
+            free (cpy);
+            return -1;
+        }
+    }
+    free (cpy);
+    return 0;
+}
+
+static char *module_path (const char *opt)
+{
+    const char *env = getenv ("CANOPY_MODULE_PATH");
+    if (opt)
+        return strdup (opt);
+    if (env && *env)
+        return strdup (env);
+    return strdup (MODULE_DIR);
+}
+
+static void rmdir_if_temp (const char *dir, bool temp)
+{
+    if (temp && dir)
+        (void)rmdir (dir);
+}
+
+int main (int argc, char *argv[])
+{
+    struct broker broker;
+    struct broker *b = &broker;
+    static const struct option longopts[] = {
+        { "rank", required_argument, NULL, 'r' },
+        { "size", required_argument, NULL, 's' },
+        { "k-ary", required_argument, NULL, 'k' },
+        { "rundir", required_argument, NULL, 'd' },
+        { "setattr", required_argument, NULL, 'S' },
+        { "modules", required_argument, NULL, 'm' },
+        { "module-path", required_argument, NULL, 'M' },
+        { "verbose", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    bool have_rank = false, have_size = false;
+    bool temp_rundir = false;
+    const char *modules = NULL;
+    const char *modpath_opt = NULL;
+    char *modpath = NULL;
+    char **setattrs = NULL;
+    int nsetattrs = 0;
+    bool verbose = false;
+    int c;
+    char path[PATH_MAX];
+
+    log_init ("canopy-broker");
+    memset (b, 0, sizeof (*b));
+    b->k = 2;
+    b->size = 1;
+    b->sigfd = -1;
+    b->owner = getuid ();
+    setattrs = calloc (argc + 1, sizeof (char *));
+    while ((c = getopt_long (argc, argv, "+r:s:k:d:S:m:M:vh", longopts, NULL)) != -1) {
+        switch (c) {
+            case 'r':
+                if (parse_uint (optarg, &b->rank) < 0)
+                    log_msg_exit ("invalid --rank '%s'", optarg);
+                have_rank = true;
+                break;
+            case 's':
+                if (parse_uint (optarg, &b->size) < 0 || b->size == 0)
+                    log_msg_exit ("invalid --size '%s'", optarg);
+                have_size = true;
+                break;
+            case 'k':
+                if (parse_uint (optarg, &b->k) < 0 || b->k == 0)
+                    log_msg_exit ("invalid --k-ary '%s' (must be >= 1)", optarg);
+                break;
+            case 'd':
+                b->rundir = strdup (optarg);
+                break;
+            case 'S':
+                setattrs[nsetattrs++] = optarg;
+                break;
+            case 'm':
+                modules = optarg;
+                break;
+            case 'M':
+                modpath_opt = optarg;
+                break;
+            case 'v':
+                verbose = true;
+                break;
+            case 'h':
+                usage (0);
+            default:
+                usage (1);
+        }
+    }
+    if (optind < argc)
+        b->initial_argv = &argv[optind];
+    if (have_rank != have_size)
+        log_msg_exit ("--rank and --size go together");
+    if (b->rank >= b->size)
+        log_msg_exit ("rank %u is not below size %u", b->rank, b->size);
+    if (b->size > 1 && !b->rundir)
+        log_msg_exit ("an instance of %u brokers needs --rundir", b->size);
+    if (!b->rundir) {
+        const char *tmp = getenv ("TMPDIR");
+        snprintf (path, sizeof (path), "%s/canopy-XXXXXX", tmp ? tmp : "/tmp");
+        if (!mkdtemp (path))
+            log_err_exit ("mkdtemp %s", path);
+        b->rundir = strdup (path);
+        temp_rundir = true;
+    }
+    snprintf (b->rankstr, sizeof (b->rankstr), "%u", b->rank);
+    /* brokers started by 'canopy start' die with it */
+    if (getenv ("CANOPY_START_PID"))
+        (void)prctl (PR_SET_PDEATHSIG, SIGTERM);
+
+    if (!(b->zctx = zmq_ctx_new ()))
+        log_err_exit ("zmq_ctx_new");
+    if (!(b->r = canopy_reactor_create ()) || !(b->attrs = attr_create ())
+        || !(b->log = logbuf_create (1024, b->rank)))
+        log_err_exit ("initialization");
+    for (int i = 0; i < nsetattrs; i++) {
+        if (setattr_arg (b, setattrs[i]) < 0)
+            log_msg_exit ("invalid --setattr '%s' (expected NAME=VALUE)", setattrs[i]);
+    }
+    free (setattrs);
+    if (verbose)
+        (void)attr_set (b->attrs, "log-stderr-level", "6", 0, true);
+    if (init_attrs (b) < 0)
+        log_err_exit ("attributes");
+    if (router_init (b) < 0 || builtins_init (b) < 0 || events_init (b) < 0)
+        log_err_exit ("services");
+    if (signals_init (b) < 0)
+        log_err_exit ("signals");
+    if (!(b->overlay = overlay_create (b)))
+        log_err_exit ("overlay");
+    if (topology_child_count (b->rank, b->size, b->k) > 0) {
+        snprintf (path, sizeof (path), "ipc://%s/tbon-%u", b->rundir, b->rank);
+        if (overlay_bind (b->overlay, path) < 0)
+            log_err_exit ("bind %s", path);
+        (void)attr_set (b->attrs, "tbon.endpoint", path, ATTR_IMMUTABLE, true);
+    }
+    if (b->rank > 0) {
+        snprintf (path, sizeof (path), "ipc://%s/tbon-%d", b->rundir,
+                  topology_parent (b->rank, b->k));
+        if (overlay_connect (b->overlay, path) < 0)
+            log_err_exit ("connect %s", path);
+        (void)attr_set (b->attrs, "tbon.parent-endpoint", path, ATTR_IMMUTABLE, true);
+    }
+    snprintf (path, sizeof (path), "%s/local-%u", b->rundir, b->rank);
+    if (!(b->connector = connector_create (b, path)))
+        log_err_exit ("cannot listen on %s", path);
+    if (!(modpath = module_path (modpath_opt)))
+        log_err_exit ("module path");
+    (void)attr_set (b->attrs, "module-path", modpath, 0, true);
+    if (!(b->modhost = modhost_create (b, modpath)))
+        log_err_exit ("module host");
+    if (!modules)
+        modules = attr_get (b->attrs, "broker.modules", NULL);
+    if (!modules)
+        modules = DEFAULT_MODULES;
+    if (load_modules (b, modules) < 0)
+        exit (1);
+    if (b->initial_argv && b->rank == 0
+        && !(b->runat = runat_create (b, b->initial_argv, initial_program_exited)))
+        log_err_exit ("initial program");
+    if (overlay_start (b->overlay) < 0)
+        log_err_exit ("overlay start");
+
+    if (canopy_reactor_run (b->r, 0) < 0)
+        log_err ("reactor");
+
+    /* teardown */
+    runat_destroy (b->runat);
+    modhost_destroy (b->modhost);
+    connector_destroy (b->connector);
+    overlay_destroy (b->overlay);
+    canopy_watcher_destroy (b->signal_w);
+    canopy_watcher_destroy (b->shutdown_timer);
+    if (b->sigfd >= 0)
+        close (b->sigfd);
+    router_fini (b);
+    attr_destroy (b->attrs);
+    logbuf_destroy (b->log);
+    canopy_reactor_destroy (b->r);
+    zmq_ctx_term (b->zctx);
+    rmdir_if_temp (b->rundir, temp_rundir);
+    free (b->rundir);
+    free (modpath);
+    return b->exit_code;
+}

@@ -1,0 +1,597 @@
+/* modhost.c - module host (modhost.h).
+ *
+ * Design notes:
+ * - Lifecycle: LOADING (thread started) -> RUNNING (module said so) ->
+ *   EXITED (mod_main returned; the thread sent its exit status and is
+ *   joined, the DSO closed, its services removed and its users notified).
+ * - The module ROUTER uses ROUTER_MANDATORY so a message for a module that
+ *   is gone fails instead of vanishing.
+ * - Unloading sends a NORESPONSE "<name>.shutdown" request; a module that
+ *   does not exit within the grace period is abandoned (its thread is
+ *   detached) so that shutdown never hangs.
+ * - Control messages from module threads: MOD_STATUS with status RUNNING
+ *   or EXITED (payload {"rc": n}).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <syslog.h>
+#include <limits.h>
+#include <zmq.h>
+#include <canopy/canopy.h>
+#include "src/common/libutil/list.h"
+#include "src/common/libutil/monotime.h"
+#include "src/common/libcanopy/handle_private.h"
+#include "src/common/libcanopy/module_private.h"
+#include "broker.h"
+#include "modhost.h"
+
+#define MOD_ENDPOINT "inproc://canopy-modules"
+#define UNLOAD_GRACE 10.0
+
+enum { CTL_MOD_STATUS = 100 };
+enum { MOD_LOADING = 0, MOD_RUNNING = 1, MOD_EXITED = 2 };
+
+struct module {
+    struct endpoint ep;
+    struct modhost *mh;
+    struct list_node node;
+    char *name;
+    char *path;
+    void *dso;
+    mod_main_f *main;
+    pthread_t thread;
+    bool thread_started;
+    int argc;
+    char **argv;
+    int state;
+    int rc;
+    double load_time;
+    canopy_msg_t **removers;    /* pending module.remove requests */
+    int nremovers;
+    canopy_watcher_t *grace;
+};
+
+struct modhost {
+    struct broker *b;
+    void *router;
+    canopy_watcher_t *w;
+    struct list_node modules;   /* load order */
+    int count;
+    char *searchpath;
+    modhost_done_f done;
+    void *done_arg;
+    bool unloading_all;
+};
+
+struct thread_arg {
+    struct module *mod;
+    void *zctx;
+    uint32_t rank;
+};
+
+static void module_free (struct module *mod)
+{
+    if (!mod)
+        return;
+    canopy_watcher_destroy (mod->grace);
+    for (int i = 0; i < mod->argc; i++)
+        free (mod->argv[i]);
+    free (mod->argv);
+    for (int i = 0; i < mod->nremovers; i++)
+        canopy_msg_decref (mod->removers[i]);
+    free (mod->removers);
+    endpoint_release (&mod->ep);
+    free (mod->name);
+    free (mod->path);
+    free (mod);
+}
+
+static int module_send (struct endpoint *ep, const canopy_msg_t *msg)
+{
+    struct module *mod = ep->impl;
+    if (mod->state == MOD_EXITED) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return canopy_msg_sendzsock_to (mod->mh->router, ep->id, msg, false);
+}
+
+static void send_status (canopy_t *h, int status, int rc)
+{
+    canopy_msg_t *msg = canopy_msg_create (CANOPY_MSGTYPE_CONTROL);
+    char buf[32];
+    if (!msg)
+        return;
+    snprintf (buf, sizeof (buf), "{\"rc\":%d}", rc);
+    if (canopy_msg_set_control (msg, CTL_MOD_STATUS, status) == 0
+        && canopy_msg_set_string (msg, buf) == 0)
+        (void)canopy_send (h, msg, 0);
+    canopy_msg_decref (msg);
+}
+
+static void module_disconnect_cb (canopy_t *h, void *arg)
+{
+    canopy_reactor_t *r = canopy_get_reactor (h);
+    if (r)
+        canopy_reactor_stop (r);
+}
+
+static void *module_thread (void *arg)
+{
+    struct thread_arg *ta = arg;
+    struct module *mod = ta->mod;
+    void *sock = NULL;
+    void *impl = NULL;
+    canopy_t *h = NULL;
+    int rc = -1;
+    sigset_t all;
+
+    /* signals belong to the broker's main thread */
+    sigfillset (&all);
+    pthread_sigmask (SIG_BLOCK, &all, NULL);
+
+    if (!(sock = zmq_socket (ta->zctx, ZMQ_DEALER))
+        || zmq_setsockopt (sock, ZMQ_ROUTING_ID, mod->ep.id, strlen (mod->ep.id)) < 0
+        || zmq_connect (sock, MOD_ENDPOINT) < 0
+        || !(impl = connector_zmq_create (sock))) {
+        if (sock)
+            zmq_close (sock);
+        goto done_nohandle;
+    }
+    if (!(h = handle_create (&connector_zmq_ops, impl, 0)))
+        goto done_nohandle;
+    handle_set_disconnect_cb (h, module_disconnect_cb, NULL);
+    canopy_log_set_appname (h, mod->name);
+    if (module_builtins_register (h, mod->name, ta->rank) < 0) {
+        canopy_log_error (h, "failed to register built-in handlers");
+        goto done;
+    }
+    send_status (h, MOD_RUNNING, 0);
+    rc = mod->main (h, mod->argc, mod->argv);
+done:
+    send_status (h, MOD_EXITED, rc);
+    canopy_close (h);
+    free (ta);
+    return NULL;
+done_nohandle:
+    /* can't report: the broker notices through the join in destroy */
+    free (ta);
+    return NULL;
+}
+
+static struct module *module_lookup (struct modhost *mh, const char *name)
+{
+    struct list_node *pos;
+    list_for_each (pos, &mh->modules) {
+        struct module *mod = list_entry (pos, struct module, node);
+        if (!strcmp (mod->name, name) && mod->state != MOD_EXITED)
+            return mod;
+    }
+    return NULL;
+}
+
+static char *find_module (struct modhost *mh, const char *name)
+{
+    char *paths, *saveptr = NULL, *dir;
+    char buf[PATH_MAX];
+
+    if (strchr (name, '/'))
+        return access (name, R_OK) == 0 ? strdup (name) : NULL;
+    if (!mh->searchpath || !(paths = strdup (mh->searchpath)))
+        return NULL;
+    for (dir = strtok_r (paths, ":", &saveptr); dir;
+         dir = strtok_r (NULL, ":", &saveptr)) {
+        snprintf (buf, sizeof (buf), "%s/%s.so", dir, name);
+        if (access (buf, R_OK) == 0) {
+            free (paths);
+            return strdup (buf);
+        }
+    }
+    free (paths);
+    errno = ENOENT;
+    return NULL;
+}
+
+int modhost_load (struct modhost *mh, const char *name_or_path,
+                  int argc, char **argv, char *errbuf, size_t errsize)
+{
+    struct broker *b = mh->b;
+    struct module *mod = NULL;
+    struct thread_arg *ta = NULL;
+    const char **namep;
+    char id[CANOPY_MSG_MAX_ROUTE_LEN + 1];
+
+    if (!(mod = calloc (1, sizeof (*mod)))) {
+        errno = ENOMEM;
+        goto error;
+    }
+    mod->mh = mh;
+    list_node_init (&mod->node);
+    if (!(mod->path = find_module (mh, name_or_path))) {
+        snprintf (errbuf, errsize, "module '%s' not found in %s", name_or_path,
+                  mh->searchpath ? mh->searchpath : "(no module path)");
+        errno = ENOENT;
+        goto error;
+    }
+    if (!(mod->dso = dlopen (mod->path, RTLD_NOW | RTLD_LOCAL))) {
+        snprintf (errbuf, errsize, "%s", dlerror ());
+        errno = EINVAL;
+        goto error;
+    }
+    if (!(mod->main = (mod_main_f *)dlsym (mod->dso, "mod_main"))
+        || !(namep = dlsym (mod->dso, "mod_name")) || !*namep || !**namep) {
+        snprintf (errbuf, errsize, "%s is not a canopy module (mod_main/mod_name)",
+                  mod->path);
+        errno = EINVAL;
+        goto error;
+    }
+    if (strlen (*namep) > 32 || strchr (*namep, '.')) {
+        snprintf (errbuf, errsize, "bad module name '%s'", *namep);
+        errno = EINVAL;
+        goto error;
+    }
+    if (module_lookup (mh, *namep)) {
+        snprintf (errbuf, errsize, "module '%s' is already loaded", *namep);
+        errno = EEXIST;
+        goto error;
+    }
+    bool internal;
+    char topic[64];
+    snprintf (topic, sizeof (topic), "%s.x", *namep);
+    if (service_lookup_endpoint (b, topic, &internal) || internal) {
+        snprintf (errbuf, errsize, "service '%s' already exists", *namep);
+        errno = EEXIST;
+        goto error;
+    }
+    if (!(mod->name = strdup (*namep)))
+        goto nomem;
+    snprintf (id, sizeof (id), "%s:m%s", b->rankstr, mod->name);
+    if (endpoint_init (&mod->ep, EP_MODULE, id, module_send, mod) < 0)
+        goto nomem;
+    mod->ep.userid = b->owner;
+    mod->ep.rolemask = CANOPY_ROLE_OWNER;
+    if (argc > 0) {
+        if (!(mod->argv = calloc (argc + 1, sizeof (char *))))
+            goto nomem;
+        for (int i = 0; i < argc; i++) {
+            if (!(mod->argv[i] = strdup (argv[i])))
+                goto nomem;
+            mod->argc++;
+        }
+    }
+    if (service_add_module (b, mod->name, &mod->ep) < 0)
+        goto nomem;
+    endpoint_register (b, &mod->ep);
+    if (!(ta = calloc (1, sizeof (*ta))))
+        goto nomem_registered;
+    ta->mod = mod;
+    ta->zctx = b->zctx;
+    ta->rank = b->rank;
+    mod->load_time = walltime ();
+    int e = pthread_create (&mod->thread, NULL, module_thread, ta);
+    if (e != 0) {
+        free (ta);
+        errno = e;
+        snprintf (errbuf, errsize, "pthread_create: %s", strerror (e));
+        goto error_registered;
+    }
+    mod->thread_started = true;
+    list_add_tail (&mh->modules, &mod->node);
+    mh->count++;
+    broker_log (b, LOG_DEBUG, "loaded module %s from %s", mod->name, mod->path);
+    return 0;
+nomem_registered:
+    errno = ENOMEM;
+    snprintf (errbuf, errsize, "out of memory");
+error_registered:
+    service_remove_endpoint (b, &mod->ep);
+    endpoint_unregister (b, &mod->ep);
+    goto error;
+nomem:
+    errno = ENOMEM;
+    snprintf (errbuf, errsize, "out of memory");
+error:
+    if (mod) {
+        int saved_errno = errno;
+        if (mod->dso)
+            dlclose (mod->dso);
+        module_free (mod);
+        errno = saved_errno;
+    }
+    return -1;
+}
+
+static void check_all_unloaded (struct modhost *mh);
+
+/* The module's thread has finished (or is abandoned): tear down. */
+static void module_finish (struct module *mod, bool abandoned)
+{
+    struct modhost *mh = mod->mh;
+    struct broker *b = mh->b;
+
+    mod->state = MOD_EXITED;
+    service_remove_endpoint (b, &mod->ep);
+    endpoint_unregister (b, &mod->ep);
+    endpoint_disconnect_notify (b, &mod->ep);
+    if (mod->thread_started) {
+        if (abandoned)
+            pthread_detach (mod->thread);
+        else
+            pthread_join (mod->thread, NULL);
+    }
+    for (int i = 0; i < mod->nremovers; i++) {
+        if (abandoned)
+            broker_respond_error (b, mod->removers[i], ETIMEDOUT,
+                                  "module %s did not stop", mod->name);
+        else
+            broker_respond (b, mod->removers[i], NULL);
+    }
+    if (mod->rc != 0)
+        broker_log (b, LOG_ERR, "module %s exited with status %d", mod->name, mod->rc);
+    list_del (&mod->node);
+    mh->count--;
+    /* an abandoned module's code may still run: keep the DSO mapped */
+    if (!abandoned && mod->dso)
+        dlclose (mod->dso);
+    module_free (mod);
+    check_all_unloaded (mh);
+}
+
+static void grace_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
+{
+    struct module *mod = arg;
+    broker_log (mod->mh->b, LOG_ERR, "module %s did not stop within %.0fs; abandoning it",
+                mod->name, UNLOAD_GRACE);
+    module_finish (mod, true);
+}
+
+static void module_stop (struct module *mod)
+{
+    struct broker *b = mod->mh->b;
+    char topic[64];
+    canopy_msg_t *msg;
+
+    if (mod->grace)
+        return;     /* already stopping */
+    if ((mod->grace = canopy_timer_watcher_create (b->r, UNLOAD_GRACE, 0,
+                                                   grace_cb, mod)))
+        canopy_watcher_start (mod->grace);
+    snprintf (topic, sizeof (topic), "%s.shutdown", mod->name);
+    if ((msg = canopy_msg_create (CANOPY_MSGTYPE_REQUEST))) {
+        if (canopy_msg_set_topic (msg, topic) == 0) {
+            (void)canopy_msg_set_nodeid (msg, b->rank);
+            (void)broker_rpc (b, msg, b->rank, NULL, NULL);
+        }
+        canopy_msg_decref (msg);
+    }
+}
+
+static void router_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
+{
+    struct modhost *mh = arg;
+    struct broker *b = mh->b;
+
+    for (int i = 0; i < 64; i++) {
+        char *sender = NULL;
+        canopy_msg_t *msg = canopy_msg_recvzsock_from (mh->router, &sender, true);
+        if (!msg) {
+            if (errno == EAGAIN || errno == ETERM)
+                break;
+            continue;
+        }
+        struct endpoint *ep = hashmap_lookup (b->endpoints, sender);
+        struct module *mod = ep && ep->type == EP_MODULE ? ep->impl : NULL;
+        if (!mod) {
+            canopy_msg_decref (msg);
+            free (sender);
+            continue;
+        }
+        switch (canopy_msg_get_type (msg)) {
+            case CANOPY_MSGTYPE_REQUEST:
+                canopy_msg_route_disable (msg);
+                router_request (b, msg, &mod->ep);
+                break;
+            case CANOPY_MSGTYPE_RESPONSE:
+                router_response (b, msg);
+                break;
+            case CANOPY_MSGTYPE_CONTROL: {
+                int ctype, status, rc = 0;
+                (void)canopy_msg_get_control (msg, &ctype, &status);
+                if (ctype != CTL_MOD_STATUS)
+                    break;
+                if (status == MOD_RUNNING)
+                    mod->state = MOD_RUNNING;
+                else if (status == MOD_EXITED) {
+                    (void)canopy_msg_unpack (msg, "{s:i}", "rc", &rc);
+                    mod->rc = rc;
+                    canopy_msg_decref (msg);
+                    free (sender);
+                    module_finish (mod, false);
+                    continue;
+                }
+                break;
+            }
+            default:
+                break;
+        }
+        canopy_msg_decref (msg);
+        free (sender);
+    }
+}
+
+/* Services */
+
+static void load_cb (struct broker *b, const canopy_msg_t *msg)
+{
+    const char *name;
+    json_t *args = NULL;
+    char errbuf[256] = "";
+    char **argv = NULL;
+    int argc = 0;
+
+    if (canopy_msg_unpack (msg, "{s:s s?o}", "name", &name, "args", &args) < 0
+        || (args && !json_is_array (args))) {
+        broker_respond_error (b, msg, EPROTO, "malformed module.load request");
+        return;
+    }
+    if (args && json_array_size (args) > 0) {
+        size_t i;
+        json_t *v;
+        if (!(argv = calloc (json_array_size (args) + 1, sizeof (char *)))) {
+            broker_respond_error (b, msg, ENOMEM, NULL);
+            return;
+        }
+        json_array_foreach (args, i, v) {
+            if (!json_is_string (v)) {
+                free (argv);
+                broker_respond_error (b, msg, EPROTO, "module arguments must be strings");
+                return;
+            }
+            argv[argc++] = (char *)json_string_value (v);
+        }
+    }
+    if (modhost_load (b->modhost, name, argc, argv, errbuf, sizeof (errbuf)) < 0)
+        broker_respond_error (b, msg, errno, "%s", errbuf);
+    else
+        broker_respond (b, msg, NULL);
+    free (argv);
+}
+
+static void remove_cb (struct broker *b, const canopy_msg_t *msg)
+{
+    const char *name;
+    struct module *mod;
+    canopy_msg_t **v;
+
+    if (canopy_msg_unpack (msg, "{s:s}", "name", &name) < 0) {
+        broker_respond_error (b, msg, EPROTO, "malformed module.remove request");
+        return;
+    }
+    if (!(mod = module_lookup (b->modhost, name))) {
+        broker_respond_error (b, msg, ENOENT, "module '%s' is not loaded", name);
+        return;
+    }
+    if (!(v = realloc (mod->removers, (mod->nremovers + 1) * sizeof (*v)))) {
+        broker_respond_error (b, msg, ENOMEM, NULL);
+        return;
+    }
+    mod->removers = v;
+    mod->removers[mod->nremovers++] = canopy_msg_incref ((canopy_msg_t *)msg);
+    module_stop (mod);
+}
+
+static void list_cb (struct broker *b, const canopy_msg_t *msg)
+{
+    json_t *a = json_array ();
+    struct list_node *pos;
+    static const char *states[] = { "loading", "running", "exited" };
+
+    if (!a)
+        goto nomem;
+    list_for_each (pos, &b->modhost->modules) {
+        struct module *mod = list_entry (pos, struct module, node);
+        json_t *o = json_pack ("{s:s s:s s:s s:f}",
+                               "name", mod->name,
+                               "path", mod->path,
+                               "state", states[mod->state],
+                               "loaded", mod->load_time);
+        if (!o || json_array_append_new (a, o) < 0) {
+            json_decref (o);
+            goto nomem;
+        }
+    }
+    broker_respond_pack (b, msg, "{s:i s:o}", "rank", (int)b->rank, "modules", a);
+    return;
+nomem:
+    json_decref (a);
+    broker_respond_error (b, msg, ENOMEM, NULL);
+}
+
+struct modhost *modhost_create (struct broker *b, const char *searchpath)
+{
+    struct modhost *mh = calloc (1, sizeof (*mh));
+    int one = 1;
+
+    if (!mh) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    mh->b = b;
+    list_init (&mh->modules);
+    if (searchpath && !(mh->searchpath = strdup (searchpath)))
+        goto error;
+    if (!(mh->router = zmq_socket (b->zctx, ZMQ_ROUTER))
+        || zmq_setsockopt (mh->router, ZMQ_ROUTER_MANDATORY, &one, sizeof (one)) < 0
+        || zmq_bind (mh->router, MOD_ENDPOINT) < 0)
+        goto error;
+    if (!(mh->w = canopy_zmq_watcher_create (b->r, mh->router, CANOPY_POLLIN,
+                                             router_cb, mh)))
+        goto error;
+    canopy_watcher_start (mh->w);
+    if (broker_register (b, "module.load", load_cb, 0) < 0
+        || broker_register (b, "module.remove", remove_cb, 0) < 0
+        || broker_register (b, "module.list", list_cb, 0) < 0)
+        goto error;
+    return mh;
+error:
+    modhost_destroy (mh);
+    return NULL;
+}
+
+void modhost_destroy (struct modhost *mh)
+{
+    if (!mh)
+        return;
+    int saved_errno = errno;
+    /* Modules should be gone by now; anything left is abandoned. */
+    while (!list_empty (&mh->modules)) {
+        struct module *mod = list_entry (mh->modules.next, struct module, node);
+        list_del (&mod->node);
+        if (mod->thread_started)
+            pthread_detach (mod->thread);
+        module_free (mod);
+    }
+    canopy_watcher_destroy (mh->w);
+    if (mh->router) {
+        int linger = 0;
+        zmq_setsockopt (mh->router, ZMQ_LINGER, &linger, sizeof (linger));
+        zmq_close (mh->router);
+    }
+    free (mh->searchpath);
+    free (mh);
+    errno = saved_errno;
+}
+
+int modhost_count (struct modhost *mh)
+{
+    return mh ? mh->count : 0;
+}
+
+static void check_all_unloaded (struct modhost *mh)
+{
+    if (!mh->unloading_all)
+        return;
+    if (!list_empty (&mh->modules)) {
+        /* stop the newest module still running */
+        struct module *mod = list_entry (mh->modules.prev, struct module, node);
+        module_stop (mod);
+        return;
+    }
+    mh->unloading_all = false;
+    if (mh->done)
+        mh->done (mh->b, mh->done_arg);
+}
+
+void modhost_unload_all (struct modhost *mh, modhost_done_f done, void *arg)
+{
+    mh->done = done;
+    mh->done_arg = arg;
+    mh->unloading_all = true;
+    check_all_unloaded (mh);
+}

@@ -1,0 +1,31 @@
+/* modhost.h - broker modules: .so plugins, one thread each.
+ *
+ * A module's thread owns a DEALER (identity "<rank>:m<name>") connected
+ * to the broker's inproc ROUTER and runs mod_main with a handle on it.
+ * Services: module.load {name|path, args[]}, module.remove {name},
+ * module.list.  Loading fails with EEXIST (name taken), ENOENT (not found
+ * in the module path), EINVAL (not a module).  Removal asks the module to
+ * stop ("<name>.shutdown") and answers when its thread has exited.
+ */
+#ifndef CANOPY_BROKER_MODHOST_H
+#define CANOPY_BROKER_MODHOST_H
+
+#include <stdbool.h>
+
+struct broker;
+struct modhost;
+
+typedef void (*modhost_done_f)(struct broker *b, void *arg);
+
+struct modhost *modhost_create (struct broker *b, const char *searchpath);
+void modhost_destroy (struct modhost *mh);
+/* Load by name (searched in the module path) or by path. */
+int modhost_load (struct modhost *mh, const char *name_or_path,
+                  int argc, char **argv, char *errbuf, size_t errsize);
+/* Unload every module, newest first; calls 'done' when all have exited
+ * (or timed out).
+ */
+void modhost_unload_all (struct modhost *mh, modhost_done_f done, void *arg);
+int modhost_count (struct modhost *mh);
+
+#endif
