@@ -288,7 +288,7 @@ int main (int argc, char *argv[])
         cleanup_rundir (rundir);
     if (verbose)
         log_msg ("instance of %ld brokers ran for %.1f ms", size, monotime_since_ms (&t0));
-    if (failed && rc == 0)
-        rc = 1;
+    if (failed)
+        rc = 1;     /* the instance failed, whatever the command said */
     return rc;
 }

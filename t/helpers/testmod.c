@@ -1,0 +1,49 @@
+/* testmod - a module for tests: answers testmod.echo with its payload
+ * plus its arguments, and testmod.info with its rank.
+ */
+#include <string.h>
+#include <errno.h>
+#include <canopy/canopy.h>
+
+CANOPY_MOD_NAME ("testmod");
+
+static int argcount;
+
+static void echo_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                     const canopy_msg_t *msg, void *arg)
+{
+    const char *s = NULL;
+    (void)canopy_msg_get_string (msg, &s);
+    canopy_respond (h, msg, s ? s : "{}");
+}
+
+static void info_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                     const canopy_msg_t *msg, void *arg)
+{
+    uint32_t rank;
+    if (canopy_get_rank (h, &rank) < 0) {
+        canopy_respond_error (h, msg, errno, NULL);
+        return;
+    }
+    canopy_respond_pack (h, msg, "{s:i s:i}", "rank", (int)rank, "argc", argcount);
+}
+
+static const struct canopy_msg_handler_spec htab[] = {
+    { CANOPY_MSGTYPE_REQUEST, "testmod.echo", echo_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "testmod.info", info_cb, 0 },
+    CANOPY_MSGHANDLER_TABLE_END,
+};
+
+int mod_main (canopy_t *h, int argc, char **argv)
+{
+    canopy_msg_handler_t **handlers;
+    int rc;
+
+    argcount = argc;
+    if (canopy_msg_handler_addvec (h, htab, NULL, &handlers) < 0)
+        return -1;
+    canopy_log (h, LOG_INFO, "testmod started with %d arguments", argc);
+    rc = canopy_reactor_run (canopy_get_reactor (h), 0);
+    canopy_msg_handler_delvec (handlers);
+    return rc;
+}

@@ -1,0 +1,60 @@
+#!/bin/sh
+test_description='modules load, list and remove on one rank and on all ranks'
+
+. $(dirname $0)/sharness.sh
+
+test_under_canopy 4 2
+
+testmod=$SHARNESS_BUILD_DIRECTORY/t/helpers/.libs/testmod.so
+
+test_expect_success 'load a module by path on rank 0' '
+	canopy module load $testmod &&
+	canopy module list >list &&
+	grep "^testmod .*running" list
+'
+test_expect_success 'the module answers its ping and its own methods' '
+	canopy ping --count 1 testmod | grep "hops=0" &&
+	canopy ping --count 1 --rank 0 testmod
+'
+test_expect_success 'a second load of the same module fails with EEXIST' '
+	test_must_fail canopy module load $testmod 2>err &&
+	grep "already loaded" err
+'
+test_expect_success 'remove it' '
+	canopy module remove testmod &&
+	canopy module list >list &&
+	! grep testmod list
+'
+test_expect_success 'removing a module that is not loaded fails' '
+	test_must_fail canopy module remove testmod 2>err &&
+	grep "not loaded" err
+'
+test_expect_success 'load on all ranks, with arguments' '
+	canopy module load --rank all $testmod greeting=hi &&
+	canopy module list --rank all >list &&
+	test $(grep -c testmod list) = 4
+'
+test_expect_success 'module arguments reach mod_main' '
+	canopy ping --count 1 --rank 2 testmod | grep "rank=2\|^2!" &&
+	on_rank 2 canopy getattr rank
+'
+test_expect_success 'a request from rank 3 for testmod is served on rank 3' '
+	on_rank 3 canopy ping --count 1 testmod | grep "^3!testmod.*hops=0"
+'
+test_expect_success 'remove from ranks 1-3 only' '
+	canopy module remove --rank 1-3 testmod &&
+	canopy module list --rank all >list &&
+	test $(grep -c testmod list) = 1
+'
+test_expect_success 'with the module gone on rank 3, its requests go upstream' '
+	on_rank 3 canopy ping --count 1 testmod | grep "^0!testmod.*hops=2"
+'
+test_expect_success 'a module that is not there is ENOENT' '
+	test_must_fail canopy module load nosuchmodule 2>err &&
+	grep "not found" err
+'
+test_expect_success 'a file that is not a module is refused' '
+	test_must_fail canopy module load /etc/passwd 2>err &&
+	cat err
+'
+test_done
