@@ -64,9 +64,9 @@ static void test_depth_distance (void **state)
 {
     assert_int_equal (topology_depth (0, 2), 0);
     assert_int_equal (topology_depth (15, 2), 4);
-    assert_int_equal (topology_depth (63, 3), 3);
+    assert_int_equal (topology_depth (63, 3), 4);
     assert_int_equal (topology_distance (15, 0, 2), 4);
-    assert_int_equal (topology_distance (15, 14, 2), 6);  /* 15-7-3-1-0-2-6-14 ... */
+    assert_int_equal (topology_distance (15, 14, 2), 7);  /* 15-7-3-1-0-2-6-14 */
     assert_int_equal (topology_distance (3, 4, 2), 2);
     assert_int_equal (topology_distance (5, 5, 2), 0);
     assert_int_equal (topology_distance (1, 2, 0), -1);
