@@ -45,7 +45,7 @@
 #endif
 
 #define SHUTDOWN_CHILD_TIMEOUT 20.0
-#define DEFAULT_MODULES ""
+#define DEFAULT_MODULES "content,kvs"
 
 int builtins_init (struct broker *b);
 

@@ -83,9 +83,9 @@ bool endpoint_subscribed (const struct endpoint *ep, const char *topic)
     return false;
 }
 
-void endpoint_note_service (struct endpoint *ep, const char *topic)
+void endpoint_note_service (struct endpoint *ep, const char *topic, uint32_t nodeid)
 {
-    char name[CANOPY_MSG_MAX_TOPIC_LEN + 1];
+    char name[CANOPY_MSG_MAX_TOPIC_LEN + 16];
     const char *dot;
     size_t len;
 
@@ -101,6 +101,8 @@ void endpoint_note_service (struct endpoint *ep, const char *topic)
         || !strcmp (name, "event") || !strcmp (name, "module")
         || !strcmp (name, "service") || !strcmp (name, "overlay"))
         return;
+    if (nodeid != CANOPY_NODEID_ANY && nodeid != CANOPY_NODEID_UPSTREAM)
+        snprintf (name + len, sizeof (name) - len, "@%u", nodeid);
     if (!hashmap_lookup (ep->services, name))
         (void)hashmap_insert (ep->services, name, (void *)1);
 }

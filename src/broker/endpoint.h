@@ -42,7 +42,10 @@ void endpoint_release (struct endpoint *ep);
 int endpoint_subscribe (struct endpoint *ep, const char *prefix);
 int endpoint_unsubscribe (struct endpoint *ep, const char *prefix);
 bool endpoint_subscribed (const struct endpoint *ep, const char *topic);
-/* Remember the service named by 'topic' (the part before the first '.'). */
-void endpoint_note_service (struct endpoint *ep, const char *topic);
+/* Remember the service named by 'topic' (the part before the first '.')
+ * and the rank it was addressed to (CANOPY_NODEID_ANY: the nearest), so
+ * the disconnect notice reaches the same broker.  Keys: "svc" or "svc@R".
+ */
+void endpoint_note_service (struct endpoint *ep, const char *topic, uint32_t nodeid);
 
 #endif

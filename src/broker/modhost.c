@@ -54,6 +54,8 @@ struct module {
     double load_time;
     canopy_msg_t **removers;    /* pending module.remove requests */
     int nremovers;
+    canopy_msg_t **backlog;     /* messages that arrived before RUNNING */
+    int nbacklog;
     canopy_watcher_t *grace;
 };
 
@@ -86,12 +88,18 @@ static void module_free (struct module *mod)
     for (int i = 0; i < mod->nremovers; i++)
         canopy_msg_decref (mod->removers[i]);
     free (mod->removers);
+    for (int i = 0; i < mod->nbacklog; i++)
+        canopy_msg_decref (mod->backlog[i]);
+    free (mod->backlog);
     endpoint_release (&mod->ep);
     free (mod->name);
     free (mod->path);
     free (mod);
 }
 
+/* Until the module thread has connected (it says RUNNING), its socket is
+ * not known to the ROUTER: keep messages in a backlog meanwhile.
+ */
 static int module_send (struct endpoint *ep, const canopy_msg_t *msg)
 {
     struct module *mod = ep->impl;
@@ -99,7 +107,32 @@ static int module_send (struct endpoint *ep, const canopy_msg_t *msg)
         errno = ENOSYS;
         return -1;
     }
+    if (mod->state == MOD_LOADING) {
+        canopy_msg_t **v = realloc (mod->backlog, (mod->nbacklog + 1) * sizeof (*v));
+        if (!v) {
+            errno = ENOMEM;
+            return -1;
+        }
+        mod->backlog = v;
+        mod->backlog[mod->nbacklog++] = canopy_msg_incref ((canopy_msg_t *)msg);
+        return 0;
+    }
     return canopy_msg_sendzsock_to (mod->mh->router, ep->id, msg, false);
+}
+
+static void module_running (struct module *mod)
+{
+    mod->state = MOD_RUNNING;
+    for (int i = 0; i < mod->nbacklog; i++) {
+        if (canopy_msg_sendzsock_to (mod->mh->router, mod->ep.id, mod->backlog[i],
+                                     false) < 0)
+            broker_log (mod->mh->b, LOG_ERR, "module %s: lost a queued message: %s",
+                        mod->name, strerror (errno));
+        canopy_msg_decref (mod->backlog[i]);
+    }
+    free (mod->backlog);
+    mod->backlog = NULL;
+    mod->nbacklog = 0;
 }
 
 static void send_status (canopy_t *h, int status, int rc)
@@ -406,7 +439,7 @@ static void router_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, vo
                 if (ctype != CTL_MOD_STATUS)
                     break;
                 if (status == MOD_RUNNING)
-                    mod->state = MOD_RUNNING;
+                    module_running (mod);
                 else if (status == MOD_EXITED) {
                     (void)canopy_msg_unpack (msg, "{s:i}", "rc", &rc);
                     mod->rc = rc;

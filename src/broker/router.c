@@ -388,8 +388,11 @@ void router_request (struct broker *b, canopy_msg_t *msg, struct endpoint *from)
             broker_log (b, LOG_ERR, "dropped request from %s: route stack", from->id);
             return;
         }
-        if (topic)
-            endpoint_note_service (from, topic);
+        if (topic) {
+            uint32_t target = CANOPY_NODEID_ANY;
+            (void)canopy_msg_get_nodeid (msg, &target);
+            endpoint_note_service (from, topic, target);
+        }
     }
     if (!topic) {
         broker_respond_error (b, msg, EPROTO, "request has no topic");
@@ -474,12 +477,20 @@ void endpoint_disconnect_notify (struct broker *b, struct endpoint *ep)
     void *val;
     for (const char *svc = hashmap_first (ep->services, &val); svc;
          svc = hashmap_next (ep->services, &val)) {
-        char topic[CANOPY_MSG_MAX_TOPIC_LEN + 1];
+        char topic[CANOPY_MSG_MAX_TOPIC_LEN + 16];
+        uint32_t nodeid = CANOPY_NODEID_ANY;
         canopy_msg_t *msg;
-        snprintf (topic, sizeof (topic), "%s.disconnect", svc);
+        const char *at = strchr (svc, '@');
+        if (at) {
+            nodeid = strtoul (at + 1, NULL, 10);
+            snprintf (topic, sizeof (topic), "%.*s.disconnect", (int)(at - svc), svc);
+        }
+        else
+            snprintf (topic, sizeof (topic), "%s.disconnect", svc);
         if (!(msg = canopy_msg_create (CANOPY_MSGTYPE_REQUEST)))
             continue;
         if (canopy_msg_set_topic (msg, topic) == 0
+            && canopy_msg_set_nodeid (msg, nodeid) == 0
             && canopy_msg_set_flag (msg, CANOPY_MSGFLAG_NORESPONSE, true) == 0
             && canopy_msg_route_enable (msg) == 0
             && canopy_msg_route_push (msg, ep->id) == 0

@@ -1,9 +1,10 @@
 # canopy-sharness.sh - helpers for canopy's sharness tests.
 #
-# test_under_canopy SIZE [K]
-#   Re-run this test file inside 'canopy start -n SIZE -k K', so every test
-#   can use 'canopy' commands against a live instance (CANOPY_URI set).
-#   The whole run is bounded by CANOPY_TEST_TIMEOUT seconds (default 300).
+# test_under_canopy SIZE [K [START-OPTIONS...]]
+#   Re-run this test file inside 'canopy start -n SIZE -k K [OPTIONS]', so
+#   every test can use 'canopy' commands against a live instance
+#   (CANOPY_URI set).  The whole run is bounded by CANOPY_TEST_TIMEOUT
+#   seconds (default 300).
 #
 # rank_uri R          the local:// URI of rank R's broker
 # on_rank R CMD...    run CMD with CANOPY_URI pointing at rank R
@@ -22,6 +23,7 @@ test_under_canopy () {
     fi
     size=${1:-1}
     k=${2:-2}
+    shift 2 2>/dev/null || shift $#
     CANOPY_TEST_INSTANCE=$size
     export CANOPY_TEST_INSTANCE
     if test "$debug" = t || test "$verbose" = t; then
@@ -30,7 +32,7 @@ test_under_canopy () {
     # The outer run printed nothing yet: hand the TAP stream to the inner one.
     cd "$SHARNESS_TEST_DIRECTORY" || exit 1
     exec timeout --kill-after=10 ${CANOPY_TEST_TIMEOUT:-300} \
-        canopy start $start_opts -n $size -k $k -- \
+        canopy start $start_opts -n $size -k $k "$@" -- \
         /bin/sh "$SHARNESS_TEST_FILE" $CANOPY_TEST_ARGS
 }
 

@@ -28,12 +28,14 @@ static void test_endpoint (void **state)
     assert_int_equal (endpoint_unsubscribe (&ep, ""), 0);
     assert_int_equal (endpoint_unsubscribe (&ep, "nope"), -1);
     assert_int_equal (errno, ENOENT);
-    endpoint_note_service (&ep, "kvs.get");
-    endpoint_note_service (&ep, "kvs.put");
-    endpoint_note_service (&ep, "attr.get");     /* broker's own: not noted */
-    endpoint_note_service (&ep, "nodot");
-    assert_int_equal (hashmap_size (ep.services), 1);
+    endpoint_note_service (&ep, "kvs.get", CANOPY_NODEID_ANY);
+    endpoint_note_service (&ep, "kvs.put", CANOPY_NODEID_ANY);
+    endpoint_note_service (&ep, "kvs.put", 7);
+    endpoint_note_service (&ep, "attr.get", 3);   /* broker's own: not noted */
+    endpoint_note_service (&ep, "nodot", CANOPY_NODEID_ANY);
+    assert_int_equal (hashmap_size (ep.services), 2);
     assert_non_null (hashmap_lookup (ep.services, "kvs"));
+    assert_non_null (hashmap_lookup (ep.services, "kvs@7"));
     endpoint_release (&ep);
     char longid[100];
     memset (longid, 'x', sizeof (longid) - 1);

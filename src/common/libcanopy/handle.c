@@ -103,7 +103,8 @@ void canopy_close (canopy_t *h)
     if (!h)
         return;
     int saved_errno = errno;
-    rpc_fail_all (h, ECONNRESET);
+    /* Continuations are not run from here: their owners may be gone. */
+    rpc_fail_all_ex (h, ECONNRESET, true);
     msg_handler_list_destroy (h);
     rpc_table_destroy (h);
     canopy_watcher_destroy (h->io_w);

@@ -66,6 +66,7 @@ struct rpc_entry;
 bool rpc_dispatch_response (canopy_t *h, canopy_msg_t *msg, canopy_future_t *waiting);
 bool rpc_response_wanted (canopy_t *h, const canopy_msg_t *msg, canopy_future_t *waiting);
 void rpc_fail_all (canopy_t *h, int errnum);
+void rpc_fail_all_ex (canopy_t *h, int errnum, bool quiet);
 void rpc_table_destroy (canopy_t *h);
 
 /* msg_handler.c */

@@ -106,6 +106,15 @@ bool rpc_dispatch_response (canopy_t *h, canopy_msg_t *msg, canopy_future_t *wai
 
 void rpc_fail_all (canopy_t *h, int errnum)
 {
+    rpc_fail_all_ex (h, errnum, false);
+}
+
+/* quiet: futures with a continuation are left unfulfilled (their owner
+ * may be gone, e.g. a module whose mod_main returned); the future keeps
+ * the entry and frees it when destroyed.
+ */
+void rpc_fail_all_ex (canopy_t *h, int errnum, bool quiet)
+{
     struct rpc_entry **v;
     size_t n = hashmap_size (h->rpcs);
     size_t i = 0;
@@ -121,8 +130,10 @@ void rpc_fail_all (canopy_t *h, int errnum)
     for (size_t j = 0; j < i; j++)
         entry_remove (h, v[j]);
     for (size_t j = 0; j < i; j++) {
-        if (v[j]->has_future && v[j]->f)
-            canopy_future_fulfill_error (v[j]->f, errnum, NULL);
+        if (v[j]->has_future && v[j]->f) {
+            if (!(quiet && future_has_then (v[j]->f)))
+                canopy_future_fulfill_error (v[j]->f, errnum, NULL);
+        }
         else
             free (v[j]);
     }
@@ -131,7 +142,7 @@ void rpc_fail_all (canopy_t *h, int errnum)
 
 void rpc_table_destroy (canopy_t *h)
 {
-    rpc_fail_all (h, ECONNRESET);
+    rpc_fail_all_ex (h, ECONNRESET, true);
     hashmap_destroy (h->rpcs);
     h->rpcs = NULL;
 }

@@ -12,5 +12,6 @@
 #include "event.h"
 #include "log.h"
 #include "module.h"
+#include "kvs.h"
 
 #endif

@@ -1,0 +1,33 @@
+/* kvs_txn.h - a client transaction: ordered operations plus the blobs
+ * they reference.
+ *
+ * Values up to KVS_INLINE_MAX bytes become inline "val" objects; larger
+ * values are cut into KVS_CHUNK_SIZE chunks stored as blobs and referenced
+ * by a "valref" (identical chunks are stored once).  Keys are normalised
+ * when the operation is added, so errors are reported at put time.
+ */
+#ifndef CANOPY_KVS_TXN_H
+#define CANOPY_KVS_TXN_H
+
+#include <stddef.h>
+#include <jansson.h>
+#include "blobtab.h"
+
+typedef struct kvs_txn kvs_txn_t;
+
+kvs_txn_t *kvs_txn_create (void);
+void kvs_txn_destroy (kvs_txn_t *txn);
+int kvs_txn_put_raw (kvs_txn_t *txn, const char *key, const void *data, size_t len);
+int kvs_txn_unlink (kvs_txn_t *txn, const char *key);
+int kvs_txn_mkdir (kvs_txn_t *txn, const char *key);
+int kvs_txn_symlink (kvs_txn_t *txn, const char *key, const char *target);
+int kvs_txn_count (const kvs_txn_t *txn);
+size_t kvs_txn_bytes (const kvs_txn_t *txn);
+/* borrowed */
+json_t *kvs_txn_ops (const kvs_txn_t *txn);
+const blobtab_t *kvs_txn_blobs (const kvs_txn_t *txn);
+/* Encode as one fence contribution (kvs_wire.h format). */
+int kvs_txn_encode (const kvs_txn_t *txn, const char *name, int nprocs, int flags,
+                    void **buf, size_t *len);
+
+#endif

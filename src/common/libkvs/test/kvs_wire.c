@@ -1,0 +1,127 @@
+/* test/kvs_wire.c - transactions: building, encoding, decoding, and
+ * refusing malformed or lying input.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <canopy/kvs.h>
+#include "src/common/libkvs/kvs_txn.h"
+#include "src/common/libkvs/kvs_wire.h"
+#include "src/common/libkvs/treeobj.h"
+
+static void test_txn_roundtrip (void **state)
+{
+    kvs_txn_t *txn = kvs_txn_create ();
+    size_t biglen = 3 * KVS_CHUNK_SIZE + 17;
+    char *big = malloc (biglen);
+    memset (big, 'q', biglen);      /* identical chunks de-duplicate */
+    assert_int_equal (kvs_txn_put_raw (txn, "a.b", "small", 5), 0);
+    assert_int_equal (kvs_txn_put_raw (txn, "big", big, biglen), 0);
+    assert_int_equal (kvs_txn_put_raw (txn, "big2", big, biglen), 0);
+    assert_int_equal (kvs_txn_unlink (txn, "old"), 0);
+    assert_int_equal (kvs_txn_mkdir (txn, "d"), 0);
+    assert_int_equal (kvs_txn_symlink (txn, "l", "a.b"), 0);
+    assert_int_equal (kvs_txn_put_raw (txn, "bad\001key", "x", 1), -1);
+    assert_int_equal (kvs_txn_put_raw (txn, ".", "x", 1), -1);
+    assert_int_equal (kvs_txn_count (txn), 6);
+    /* 3 full identical chunks + 1 tail chunk = 2 distinct blobs */
+    assert_int_equal (blobtab_count (kvs_txn_blobs (txn)), 2);
+
+    void *buf;
+    size_t len;
+    assert_int_equal (kvs_txn_encode (txn, "f1", 4, 0, &buf, &len), 0);
+    json_t *fences;
+    blobtab_t *blobs;
+    canopy_error_t error;
+    assert_int_equal (kvs_wire_decode (buf, len, true, &fences, &blobs, &error), 0);
+    assert_int_equal (json_array_size (fences), 1);
+    json_t *f = json_array_get (fences, 0);
+    json_t *ops = json_object_get (f, "ops");
+    assert_int_equal (json_array_size (ops), 6);
+    size_t i;
+    json_t *op;
+    json_array_foreach (ops, i, op)
+        assert_int_equal (kvs_wire_check_op (op, blobs, &error), 0);
+    assert_int_equal (blobtab_count (blobs), 2);
+    json_decref (fences);
+    blobtab_destroy (blobs);
+
+    /* every truncation is refused */
+    for (size_t n = 0; n < len; n += (n < 200 ? 1 : 997)) {
+        errno = 0;
+        assert_int_equal (kvs_wire_decode (buf, n, true, &fences, &blobs, &error), -1);
+        assert_int_equal (errno, EPROTO);
+    }
+    /* a blob whose data does not match its ref is refused when verifying */
+    ((char *)buf)[len - 1] ^= 1;
+    assert_int_equal (kvs_wire_decode (buf, len, true, &fences, &blobs, &error), -1);
+    assert_non_null (strstr (error.text, "does not match"));
+    free (buf);
+    free (big);
+    kvs_txn_destroy (txn);
+}
+
+static void test_check_op (void **state)
+{
+    canopy_error_t error;
+    blobtab_t *blobs = blobtab_create ();
+    const char *bad[] = {
+        "[\"a\"]",
+        "[1, null]",
+        "[\"a\\u0001b\", null]",
+        "[\"a\", {\"ver\":1,\"type\":\"dirref\",\"data\":"
+            "[\"sha256-ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\"]}]",
+        "[\"a\", {\"ver\":1,\"type\":\"valref\",\"data\":"
+            "[\"sha256-ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\"]}]",
+        "[\"a\", {\"ver\":1,\"type\":\"dir\",\"data\":{\"x\":"
+            "{\"ver\":1,\"type\":\"val\",\"data\":\"\"}}}]",
+        "[\".\", {\"ver\":1,\"type\":\"val\",\"data\":\"\"}]",
+        NULL,
+    };
+    for (int i = 0; bad[i]; i++) {
+        json_t *op = json_loads (bad[i], 0, NULL);
+        assert_non_null (op);
+        assert_int_equal (kvs_wire_check_op (op, blobs, &error), -1);
+        json_decref (op);
+    }
+    blobtab_destroy (blobs);
+}
+
+static void test_garbage (void **state)
+{
+    unsigned int seed = 7;
+    unsigned char buf[512];
+    json_t *fences;
+    blobtab_t *blobs;
+    canopy_error_t error;
+    for (int iter = 0; iter < 5000; iter++) {
+        size_t len = rand_r (&seed) % sizeof (buf);
+        for (size_t i = 0; i < len; i++)
+            buf[i] = rand_r (&seed);
+        if (len >= 4) {
+            buf[0] = buf[1] = 0;
+            buf[2] = 0;
+            buf[3] = (len - 4) & 0xff;
+        }
+        if (kvs_wire_decode (buf, len, true, &fences, &blobs, &error) == 0) {
+            json_decref (fences);
+            blobtab_destroy (blobs);
+        }
+    }
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_txn_roundtrip),
+        cmocka_unit_test (test_check_op),
+        cmocka_unit_test (test_garbage),
+    };
+    cmocka_set_message_output (CM_OUTPUT_TAP);
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}

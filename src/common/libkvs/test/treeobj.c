@@ -1,0 +1,146 @@
+/* test/treeobj.c - tree objects: creation, accessors, strict validation,
+ * canonical encoding.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include "src/common/libutil/blobref.h"
+#include "src/common/libkvs/treeobj.h"
+
+static const char *ref1 = "sha256-ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+
+static void test_val (void **state)
+{
+    json_t *v = treeobj_create_val ("hello", 5);
+    void *data;
+    size_t len;
+    assert_non_null (v);
+    assert_true (treeobj_is_val (v));
+    assert_int_equal (treeobj_validate (v), 0);
+    assert_int_equal (treeobj_decode_val (v, &data, &len), 0);
+    assert_int_equal (len, 5);
+    assert_memory_equal (data, "hello", 5);
+    free (data);
+    json_decref (v);
+    v = treeobj_create_val (NULL, 0);
+    assert_int_equal (treeobj_decode_val (v, &data, &len), 0);
+    assert_int_equal (len, 0);
+    free (data);
+    json_decref (v);
+}
+
+static void test_dir (void **state)
+{
+    json_t *d = treeobj_create_dir ();
+    assert_int_equal (treeobj_dir_count (d), 0);
+    assert_int_equal (treeobj_dir_set (d, "a", treeobj_create_val ("1", 1)), 0);
+    assert_int_equal (treeobj_dir_set (d, "b", treeobj_create_dirref (ref1)), 0);
+    assert_int_equal (treeobj_dir_set (d, "bad.name", treeobj_create_dir ()), -1);
+    assert_int_equal (treeobj_dir_count (d), 2);
+    assert_non_null (treeobj_dir_get (d, "a"));
+    assert_null (treeobj_dir_get (d, "zz"));
+    assert_int_equal (errno, ENOENT);
+    json_t *c = treeobj_dir_copy (d);
+    assert_int_equal (treeobj_dir_remove (c, "a"), 0);
+    assert_int_equal (treeobj_dir_count (c), 1);
+    assert_int_equal (treeobj_dir_count (d), 2);     /* copy is separate */
+    assert_int_equal (treeobj_validate (d), 0);
+    json_decref (c);
+    /* canonical encoding: insertion order does not matter */
+    json_t *d2 = treeobj_create_dir ();
+    treeobj_dir_set (d2, "b", treeobj_create_dirref (ref1));
+    treeobj_dir_set (d2, "a", treeobj_create_val ("1", 1));
+    char r1[BLOBREF_MAX], r2[BLOBREF_MAX];
+    size_t l1, l2;
+    char *e1 = treeobj_encode_ref (d, &l1, r1, sizeof (r1));
+    char *e2 = treeobj_encode_ref (d2, &l2, r2, sizeof (r2));
+    assert_string_equal (e1, e2);
+    assert_string_equal (r1, r2);
+    json_t *dec = treeobj_decode (e1, l1);
+    assert_non_null (dec);
+    assert_true (json_equal (dec, d));
+    json_decref (dec);
+    free (e1);
+    free (e2);
+    json_decref (d);
+    json_decref (d2);
+}
+
+static void test_refs_symlink (void **state)
+{
+    json_t *v = treeobj_create_valref ();
+    assert_int_equal (treeobj_append_blobref (v, ref1), 0);
+    assert_int_equal (treeobj_append_blobref (v, "junk"), -1);
+    assert_int_equal (treeobj_blobref_count (v), 1);
+    assert_string_equal (treeobj_blobref_at (v, 0), ref1);
+    json_decref (v);
+    assert_null (treeobj_create_dirref ("junk"));
+    json_t *s = treeobj_create_symlink ("a.b");
+    assert_string_equal (treeobj_symlink_target (s), "a.b");
+    assert_int_equal (treeobj_validate (s), 0);
+    json_decref (s);
+    assert_null (treeobj_create_symlink (""));
+}
+
+static void test_hdir (void **state)
+{
+    json_t *h = treeobj_create_hdir (16);
+    assert_int_equal (treeobj_validate (h), 0);
+    assert_int_equal (treeobj_hdir_buckets (h), 16);
+    int b = treeobj_hdir_bucket_of (h, "key-1");
+    assert_true (b >= 0 && b < 16);
+    assert_int_equal (b, treeobj_hdir_bucket_of (h, "key-1"));
+    assert_null (treeobj_hdir_ref (h, b));
+    assert_int_equal (errno, ENOENT);
+    json_decref (h);
+    assert_null (treeobj_create_hdir (0));
+}
+
+static void test_invalid (void **state)
+{
+    const char *bad[] = {
+        "{}",
+        "[]",
+        "{\"ver\":2,\"type\":\"val\",\"data\":\"\"}",
+        "{\"ver\":1,\"type\":\"nope\",\"data\":\"\"}",
+        "{\"ver\":1,\"type\":\"val\",\"data\":5}",
+        "{\"ver\":1,\"type\":\"val\",\"data\":\"!!!\"}",
+        "{\"ver\":1,\"type\":\"valref\",\"data\":[\"x\"]}",
+        "{\"ver\":1,\"type\":\"dirref\",\"data\":[]}",
+        "{\"ver\":1,\"type\":\"dir\",\"data\":{\"a.b\":{}}}",
+        "{\"ver\":1,\"type\":\"dir\",\"data\":{\"a\":{\"ver\":1}}}",
+        "{\"ver\":1,\"type\":\"symlink\",\"data\":{\"target\":\"\"}}",
+        "{\"ver\":1,\"type\":\"hdir\",\"data\":{\"buckets\":2,\"count\":0,\"refs\":[null]}}",
+        "{\"ver\":1,\"type\":\"val\",\"data\":\"\",\"extra\":1}",
+        NULL,
+    };
+    for (int i = 0; bad[i]; i++) {
+        json_t *o = json_loads (bad[i], 0, NULL);
+        assert_non_null (o);
+        errno = 0;
+        assert_int_equal (treeobj_validate (o), -1);
+        assert_int_equal (errno, EINVAL);
+        json_decref (o);
+        assert_null (treeobj_decode (bad[i], strlen (bad[i])));
+        assert_int_equal (errno, EPROTO);
+    }
+    assert_null (treeobj_decode ("{not json", 9));
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_val),
+        cmocka_unit_test (test_dir),
+        cmocka_unit_test (test_refs_symlink),
+        cmocka_unit_test (test_hdir),
+        cmocka_unit_test (test_invalid),
+    };
+    cmocka_set_message_output (CM_OUTPUT_TAP);
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}

@@ -1,0 +1,69 @@
+/* treeobj.h - KVS tree objects (JSON, {"ver":1,"type":T,"data":D}).
+ *
+ *   val      data: base64 string (the value's bytes, small values)
+ *   valref   data: [blobref, ...] (the value is the concatenation)
+ *   dir      data: {name: treeobj, ...}
+ *   dirref   data: [blobref] (a dir stored as a blob)
+ *   symlink  data: {"target": key}
+ *   hdir     data: {"buckets": N, "count": n, "refs": [blobref|null, ...]}
+ *            a hashed directory: entries spread over N bucket dirs by a
+ *            hash of the name (bucket blobs are plain dir objects)
+ *
+ * Objects are jansson json_t; functions that return json_t give a new
+ * reference unless documented as borrowed.  treeobj_validate checks the
+ * shape of one object (and of the entries of a dir, one level deep).
+ * treeobj_encode is canonical (sorted keys, compact), so equal objects
+ * hash to equal blobrefs.
+ */
+#ifndef CANOPY_KVS_TREEOBJ_H
+#define CANOPY_KVS_TREEOBJ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+
+json_t *treeobj_create_val (const void *data, size_t len);
+json_t *treeobj_create_valref (void);
+json_t *treeobj_create_dir (void);
+json_t *treeobj_create_dirref (const char *blobref);
+json_t *treeobj_create_symlink (const char *target);
+json_t *treeobj_create_hdir (int nbuckets);
+
+int treeobj_validate (const json_t *obj);
+const char *treeobj_type (const json_t *obj);
+bool treeobj_is_val (const json_t *obj);
+bool treeobj_is_valref (const json_t *obj);
+bool treeobj_is_dir (const json_t *obj);
+bool treeobj_is_dirref (const json_t *obj);
+bool treeobj_is_symlink (const json_t *obj);
+bool treeobj_is_hdir (const json_t *obj);
+/* borrowed */
+json_t *treeobj_data (const json_t *obj);
+
+/* val: decode the bytes (malloc'd, NUL-terminated, *len excludes the NUL) */
+int treeobj_decode_val (const json_t *obj, void **data, size_t *len);
+/* valref / dirref */
+int treeobj_blobref_count (const json_t *obj);
+const char *treeobj_blobref_at (const json_t *obj, int index);
+int treeobj_append_blobref (json_t *obj, const char *blobref);
+/* dir (entries borrowed) */
+int treeobj_dir_count (const json_t *dir);
+json_t *treeobj_dir_get (const json_t *dir, const char *name);
+int treeobj_dir_set (json_t *dir, const char *name, json_t *entry); /* steals entry */
+int treeobj_dir_remove (json_t *dir, const char *name);
+/* A new dir object sharing the entries (a shallow copy). */
+json_t *treeobj_dir_copy (const json_t *dir);
+/* symlink */
+const char *treeobj_symlink_target (const json_t *obj);
+/* hdir */
+int treeobj_hdir_buckets (const json_t *obj);
+int treeobj_hdir_count (const json_t *obj);
+int treeobj_hdir_bucket_of (const json_t *obj, const char *name);
+const char *treeobj_hdir_ref (const json_t *obj, int bucket);
+
+char *treeobj_encode (const json_t *obj, size_t *len);
+json_t *treeobj_decode (const void *buf, size_t len);
+/* Encode canonically and compute the blobref; returns the encoding. */
+char *treeobj_encode_ref (const json_t *obj, size_t *len, char *ref, size_t refsize);
+
+#endif

@@ -1,0 +1,75 @@
+/* blobref.c - see blobref.h.  SHA-256 comes from libsodium; the library is
+ * initialised on first use (sodium_init is idempotent and thread safe).
+ */
+#include <string.h>
+#include <errno.h>
+#include <sodium.h>
+#include "blobref.h"
+
+static const char hexdigits[] = "0123456789abcdef";
+
+int blobref_from_digest (const uint8_t digest[BLOBREF_HASHLEN], char *ref, size_t refsize)
+{
+    if (!digest || !ref || refsize < BLOBREF_MAX) {
+        errno = EINVAL;
+        return -1;
+    }
+    memcpy (ref, BLOBREF_PREFIX, 7);
+    for (int i = 0; i < BLOBREF_HASHLEN; i++) {
+        ref[7 + 2 * i] = hexdigits[digest[i] >> 4];
+        ref[7 + 2 * i + 1] = hexdigits[digest[i] & 0xf];
+    }
+    ref[BLOBREF_STRLEN] = '\0';
+    return 0;
+}
+
+int blobref_hash (const void *data, size_t len, char *ref, size_t refsize)
+{
+    uint8_t digest[crypto_hash_sha256_BYTES];
+
+    if ((!data && len > 0) || !ref || refsize < BLOBREF_MAX) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (sodium_init () < 0) {
+        errno = ENOSYS;
+        return -1;
+    }
+    crypto_hash_sha256 (digest, data ? data : (const void *)"", len);
+    return blobref_from_digest (digest, ref, refsize);
+}
+
+static int hexval (char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+int blobref_validate (const char *ref)
+{
+    if (!ref || strlen (ref) != BLOBREF_STRLEN || strncmp (ref, BLOBREF_PREFIX, 7)) {
+        errno = EINVAL;
+        return -1;
+    }
+    for (int i = 7; i < BLOBREF_STRLEN; i++) {
+        if (hexval (ref[i]) < 0) {
+            errno = EINVAL;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int blobref_to_digest (const char *ref, uint8_t digest[BLOBREF_HASHLEN])
+{
+    if (blobref_validate (ref) < 0 || !digest) {
+        errno = EINVAL;
+        return -1;
+    }
+    for (int i = 0; i < BLOBREF_HASHLEN; i++)
+        digest[i] = (hexval (ref[7 + 2 * i]) << 4) | hexval (ref[7 + 2 * i + 1]);
+    return 0;
+}

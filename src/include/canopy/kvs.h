@@ -1,0 +1,159 @@
+/* canopy/kvs.h - the canopy KVS client API.
+ *
+ * Keys are dotted paths ("a.b.c"); "." is the root directory.  A path
+ * component may hold any printable character except '.', including the
+ * ones MPI libraries use ('-', '[', ']', '/', digits).  Values are bytes;
+ * the JSON and typed helpers store text encodings (kvs_put_int stores
+ * "42", kvs_put of a JSON value stores its compact JSON text).
+ *
+ * Writes are write-back: kvs_put and friends only record the operation in
+ * the handle's pending transaction (no message is sent).  kvs_commit sends
+ * it as one atomic transaction; kvs_fence contributes it to a collective
+ * commit that completes when nprocs callers have joined the same name.
+ * Both return once the caller's own broker has the new root
+ * (read-your-writes).  Each thread needs its own handle.
+ *
+ * Errors (errno): ENOENT (no such key), EISDIR (a directory where a value
+ * was expected), ENOTDIR (a value where a directory was expected), EINVAL
+ * (bad key or argument; mismatched fence nprocs/flags), ELOOP (symlink
+ * cycle), EFBIG (value or transaction too large), ENAMETOOLONG (key too
+ * long), EPROTO (value does not decode as asked), ETIMEDOUT (fence
+ * timeout), ECONNRESET (a fence participant disconnected).  Error text
+ * from the service is available through kvs_errstr().
+ */
+#ifndef CANOPY_KVS_H
+#define CANOPY_KVS_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+#include "handle.h"
+#include "future.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum kvs_limits {
+    KVS_MAX_KEY = 4096,         /* bytes in a key */
+    KVS_MAX_COMPONENT = 255,    /* bytes in one path component */
+    KVS_INLINE_MAX = 64,        /* values up to this many bytes are inline */
+    KVS_CHUNK_SIZE = 65536,     /* larger values are cut into chunks */
+};
+
+enum kvs_flags {
+    KVS_READDIR = 1,        /* lookup: the key is a directory */
+    KVS_READLINK = 2,       /* lookup: don't follow a final symlink */
+    KVS_TREEOBJ = 4,        /* lookup: return the tree object itself */
+    KVS_NO_MERGE = 8,       /* commit: apply alone, not merged with others */
+    KVS_SYNC = 16,          /* commit/fence: return once durable */
+    KVS_WATCH_INITIAL = 32, /* watch: report the current value first (default) */
+};
+
+/* Text of the last error reported by the service on this handle (or NULL). */
+const char *kvs_errstr (canopy_t *h);
+
+/* Send this handle's KVS requests to the broker of rank 'rank' (routed
+ * over the tree) instead of the local one.  CANOPY_NODEID_ANY restores
+ * the default.
+ */
+int kvs_set_rank (canopy_t *h, uint32_t rank);
+
+/* Write-back operations (no round trip). */
+int kvs_put (canopy_t *h, const char *key, json_t *val);
+int kvs_put_string (canopy_t *h, const char *key, const char *val);
+int kvs_put_int (canopy_t *h, const char *key, int val);
+int kvs_put_int64 (canopy_t *h, const char *key, int64_t val);
+int kvs_put_double (canopy_t *h, const char *key, double val);
+int kvs_put_boolean (canopy_t *h, const char *key, bool val);
+int kvs_put_raw (canopy_t *h, const char *key, const void *data, size_t len);
+int kvs_unlink (canopy_t *h, const char *key);
+int kvs_mkdir (canopy_t *h, const char *key);
+int kvs_symlink (canopy_t *h, const char *key, const char *target);
+/* Drop the handle's pending (uncommitted) operations. */
+void kvs_discard (canopy_t *h);
+/* Number of pending operations. */
+int kvs_pending (canopy_t *h);
+
+/* Consistency points. */
+int kvs_commit (canopy_t *h, int flags);
+int kvs_fence (canopy_t *h, const char *name, int nprocs, int flags);
+/* Fail a fence for every participant (e.g. a launcher whose task died). */
+int kvs_fence_abort (canopy_t *h, const char *name, int errnum);
+
+/* Reads.  Results are new objects/buffers owned by the caller. */
+int kvs_get (canopy_t *h, const char *key, json_t **val);
+int kvs_get_string (canopy_t *h, const char *key, char **val);
+int kvs_get_int (canopy_t *h, const char *key, int *val);
+int kvs_get_int64 (canopy_t *h, const char *key, int64_t *val);
+int kvs_get_double (canopy_t *h, const char *key, double *val);
+int kvs_get_boolean (canopy_t *h, const char *key, bool *val);
+int kvs_get_raw (canopy_t *h, const char *key, void **data, size_t *len);
+int kvs_readlink (canopy_t *h, const char *key, char **target);
+
+/* Directories. */
+typedef struct kvsdir kvsdir_t;
+typedef struct kvsitr kvsitr_t;
+int kvs_get_dir (canopy_t *h, const char *key, kvsdir_t **dir);
+void kvsdir_destroy (kvsdir_t *dir);
+const char *kvsdir_key (const kvsdir_t *dir);
+int kvsdir_count (const kvsdir_t *dir);
+bool kvsdir_exists (const kvsdir_t *dir, const char *name);
+bool kvsdir_isdir (const kvsdir_t *dir, const char *name);
+bool kvsdir_issymlink (const kvsdir_t *dir, const char *name);
+/* Full key of an entry (caller frees). */
+char *kvsdir_key_at (const kvsdir_t *dir, const char *name);
+/* Iterate entry names in sorted order. */
+kvsitr_t *kvsitr_create (const kvsdir_t *dir);
+const char *kvsitr_next (kvsitr_t *itr);
+void kvsitr_rewind (kvsitr_t *itr);
+void kvsitr_destroy (kvsitr_t *itr);
+
+/* Versions (causal consistency across processes). */
+int kvs_get_version (canopy_t *h, int *version);
+int kvs_wait_version (canopy_t *h, int version);
+
+/* Watch a key: cb is called from the handle's reactor with the current
+ * value first, then each time the value changes (val NULL: the key does
+ * not exist; errnum non-zero: the watch failed and has ended).  Return
+ * non-zero from cb to stop watching.
+ */
+typedef int (*kvs_watch_f)(const char *key, json_t *val, int errnum, void *arg);
+int kvs_watch (canopy_t *h, const char *key, kvs_watch_f cb, void *arg);
+int kvs_unwatch (canopy_t *h, const char *key);
+
+/* Drop cached objects on the local broker (or every broker if all). */
+int kvs_dropcache (canopy_t *h, bool all);
+
+/* Asynchronous interface.
+ *
+ * kvs_lookup sends one lookup (many may be in flight on one handle); the
+ * _get functions decode the result (pointers valid until the future is
+ * destroyed).  kvs_commit_async/kvs_fence_async send the pending
+ * transaction; kvs_commit_get gives the new version.  kvs_watch_start
+ * returns a streaming future: after each result, reset it to get the
+ * next; kvs_watch_cancel ends the stream (a last ENODATA result).
+ */
+canopy_future_t *kvs_lookup (canopy_t *h, const char *key, int flags);
+int kvs_lookup_get_raw (canopy_future_t *f, const void **data, size_t *len);
+int kvs_lookup_get_json (canopy_future_t *f, json_t **val);   /* new ref */
+int kvs_lookup_get_treeobj (canopy_future_t *f, json_t **treeobj); /* borrowed */
+canopy_future_t *kvs_commit_async (canopy_t *h, int flags);
+canopy_future_t *kvs_fence_async (canopy_t *h, const char *name, int nprocs,
+                                  int flags);
+int kvs_commit_get (canopy_future_t *f, int *version);
+canopy_future_t *kvs_getroot (canopy_t *h);
+int kvs_getroot_get (canopy_future_t *f, int *version, const char **rootref);
+canopy_future_t *kvs_wait_version_async (canopy_t *h, int version);
+canopy_future_t *kvs_watch_start (canopy_t *h, const char *key, int flags);
+/* val is NULL when the key does not exist (new reference otherwise). */
+int kvs_watch_get (canopy_future_t *f, json_t **val);
+int kvs_watch_get_raw (canopy_future_t *f, const void **data, size_t *len,
+                       bool *exists);
+int kvs_watch_cancel (canopy_future_t *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

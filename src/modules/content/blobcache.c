@@ -1,0 +1,296 @@
+/* blobcache.c - see blobcache.h */
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include "src/common/libutil/hashmap.h"
+#include "src/common/libutil/list.h"
+#include "blobcache.h"
+
+struct node {
+    struct list_node lru;
+    struct blobentry e;
+    bool on_lru;
+};
+
+struct blobcache {
+    hashmap_t *map;
+    struct list_node lru;   /* clean valid entries, oldest first */
+    size_t bytes;
+    size_t max_bytes;
+    size_t dirty;
+    size_t pending;
+    const char *iter;       /* dirty iteration */
+};
+
+static struct node *node_of (struct blobentry *e)
+{
+    return (struct node *)((char *)e - offsetof (struct node, e));
+}
+
+static void node_free (void *arg)
+{
+    struct node *n = arg;
+    if (n) {
+        free (n->e.data);
+        for (int i = 0; i < n->e.nwaiters; i++)
+            canopy_msg_decref (n->e.waiters[i]);
+        free (n->e.waiters);
+        free (n);
+    }
+}
+
+blobcache_t *blobcache_create (size_t max_bytes)
+{
+    blobcache_t *bc = calloc (1, sizeof (*bc));
+    if (!bc) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (!(bc->map = hashmap_create (node_free))) {
+        free (bc);
+        return NULL;
+    }
+    list_init (&bc->lru);
+    bc->max_bytes = max_bytes;
+    return bc;
+}
+
+void blobcache_destroy (blobcache_t *bc)
+{
+    if (bc) {
+        int saved_errno = errno;
+        hashmap_destroy (bc->map);
+        free (bc);
+        errno = saved_errno;
+    }
+}
+
+struct blobentry *blobcache_lookup (blobcache_t *bc, const char *ref)
+{
+    struct node *n = hashmap_lookup (bc->map, ref);
+    return n ? &n->e : NULL;
+}
+
+static struct node *node_create (blobcache_t *bc, const char *ref)
+{
+    struct node *n = calloc (1, sizeof (*n));
+    if (!n) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    list_node_init (&n->lru);
+    strcpy (n->e.ref, ref);
+    if (hashmap_insert (bc->map, n->e.ref, n) < 0) {
+        free (n);
+        return NULL;
+    }
+    return n;
+}
+
+struct blobentry *blobcache_add_pending (blobcache_t *bc, const char *ref)
+{
+    struct node *n;
+    if (blobref_validate (ref) < 0)
+        return NULL;
+    if (hashmap_lookup (bc->map, ref)) {
+        errno = EEXIST;
+        return NULL;
+    }
+    if (!(n = node_create (bc, ref)))
+        return NULL;
+    n->e.load_pending = true;
+    bc->pending++;
+    return &n->e;
+}
+
+static void lru_update (blobcache_t *bc, struct node *n)
+{
+    bool want = n->e.valid && !n->e.dirty;
+    if (n->on_lru)
+        list_del (&n->lru);
+    n->on_lru = false;
+    if (want) {
+        list_add_tail (&bc->lru, &n->lru);
+        n->on_lru = true;
+    }
+}
+
+int blobcache_fill (blobcache_t *bc, struct blobentry *e, const void *data,
+                    size_t len, bool dirty)
+{
+    struct node *n = node_of (e);
+    void *cpy;
+
+    if (e->valid)
+        return 0;
+    if (!(cpy = malloc (len ? len : 1))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (len)
+        memcpy (cpy, data, len);
+    e->data = cpy;
+    e->len = len;
+    e->valid = true;
+    if (e->load_pending) {
+        e->load_pending = false;
+        bc->pending--;
+    }
+    e->dirty = dirty;
+    if (dirty)
+        bc->dirty++;
+    bc->bytes += len;
+    lru_update (bc, n);
+    return 0;
+}
+
+struct blobentry *blobcache_insert (blobcache_t *bc, const void *data, size_t len,
+                                    bool dirty, bool *added)
+{
+    char ref[BLOBREF_MAX];
+    struct blobentry *e;
+    struct node *n;
+
+    if (blobref_hash (data, len, ref, sizeof (ref)) < 0)
+        return NULL;
+    if ((e = blobcache_lookup (bc, ref)) && e->valid) {
+        if (added)
+            *added = false;
+        blobcache_touch (bc, e);
+        return e;
+    }
+    if (!e) {
+        if (!(n = node_create (bc, ref)))
+            return NULL;
+        e = &n->e;
+    }
+    if (blobcache_fill (bc, e, data, len, dirty) < 0)
+        return NULL;
+    if (added)
+        *added = true;
+    return e;
+}
+
+void blobcache_mark_clean (blobcache_t *bc, struct blobentry *e)
+{
+    if (e->dirty) {
+        e->dirty = false;
+        bc->dirty--;
+        lru_update (bc, node_of (e));
+    }
+}
+
+void blobcache_touch (blobcache_t *bc, struct blobentry *e)
+{
+    struct node *n = node_of (e);
+    if (n->on_lru) {
+        list_del (&n->lru);
+        list_add_tail (&bc->lru, &n->lru);
+    }
+}
+
+int blobcache_park (struct blobentry *e, const canopy_msg_t *msg)
+{
+    canopy_msg_t **v = realloc (e->waiters, (e->nwaiters + 1) * sizeof (*v));
+    if (!v) {
+        errno = ENOMEM;
+        return -1;
+    }
+    e->waiters = v;
+    e->waiters[e->nwaiters++] = canopy_msg_incref ((canopy_msg_t *)msg);
+    return 0;
+}
+
+canopy_msg_t **blobcache_take_waiters (struct blobentry *e, int *count)
+{
+    canopy_msg_t **v = e->waiters;
+    *count = e->nwaiters;
+    e->waiters = NULL;
+    e->nwaiters = 0;
+    return v;
+}
+
+void blobcache_remove (blobcache_t *bc, struct blobentry *e)
+{
+    struct node *n = node_of (e);
+    if (n->on_lru)
+        list_del (&n->lru);
+    if (e->valid)
+        bc->bytes -= e->len;
+    if (e->dirty)
+        bc->dirty--;
+    if (e->load_pending)
+        bc->pending--;
+    if (bc->iter && !strcmp (bc->iter, e->ref))
+        bc->iter = NULL;
+    (void)hashmap_delete (bc->map, e->ref);
+}
+
+int blobcache_purge (blobcache_t *bc, bool all)
+{
+    int count = 0;
+    while (!list_empty (&bc->lru) && (all || bc->bytes > bc->max_bytes)) {
+        struct node *n = list_entry (bc->lru.next, struct node, lru);
+        if (n->e.nwaiters > 0)
+            break;
+        blobcache_remove (bc, &n->e);
+        count++;
+    }
+    return count;
+}
+
+void blobcache_drain_waiters (blobcache_t *bc,
+                              void (*fn)(const canopy_msg_t *msg, void *arg),
+                              void *arg)
+{
+    void *val;
+    for (const char *k = hashmap_first (bc->map, &val); k;
+         k = hashmap_next (bc->map, &val)) {
+        struct node *n = val;
+        for (int i = 0; i < n->e.nwaiters; i++) {
+            fn (n->e.waiters[i], arg);
+            canopy_msg_decref (n->e.waiters[i]);
+        }
+        free (n->e.waiters);
+        n->e.waiters = NULL;
+        n->e.nwaiters = 0;
+    }
+}
+
+void blobcache_set_max (blobcache_t *bc, size_t max_bytes)
+{
+    bc->max_bytes = max_bytes;
+}
+
+void blobcache_stats (blobcache_t *bc, struct blobcache_stats *st)
+{
+    st->count = hashmap_size (bc->map);
+    st->bytes = bc->bytes;
+    st->dirty = bc->dirty;
+    st->pending = bc->pending;
+    st->max_bytes = bc->max_bytes;
+}
+
+struct blobentry *blobcache_first_dirty (blobcache_t *bc)
+{
+    void *val;
+    for (const char *k = hashmap_first (bc->map, &val); k;
+         k = hashmap_next (bc->map, &val)) {
+        struct node *n = val;
+        if (n->e.dirty)
+            return &n->e;
+    }
+    return NULL;
+}
+
+struct blobentry *blobcache_next_dirty (blobcache_t *bc)
+{
+    void *val;
+    for (const char *k = hashmap_next (bc->map, &val); k;
+         k = hashmap_next (bc->map, &val)) {
+        struct node *n = val;
+        if (n->e.dirty)
+            return &n->e;
+    }
+    return NULL;
+}

@@ -1,0 +1,522 @@
+/* content.c - the content service: blobs by hash on every broker.
+ *
+ *   content.load        raw blobref -> raw blob (ENOENT if unknown)
+ *   content.store       raw blob -> {"ref"}
+ *   content.store-batch raw [u32 len, bytes]... -> {"refs": [...]}
+ *   content.flush       answer once every blob here is safe upstream
+ *   content.stats       counters
+ *   content.dropcache   drop clean entries
+ *
+ * Design notes:
+ * - A miss on a rank > 0 is loaded from the parent's content service (a
+ *   request for our own service goes upstream), once per blob however
+ *   many requests wait; loaded data is checked against its hash.
+ * - Stores on ranks > 0 write through: the request is answered once the
+ *   parent has the blob, so afterwards any rank can load it.  Rank 0 holds
+ *   everything (a backing store can make entries clean there).
+ * - Clean entries expire LRU past the byte limit (module argument
+ *   cache-max=BYTES, default 64 MiB), checked after stores and every
+ *   second.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <canopy/canopy.h>
+#include "src/common/libutil/blobref.h"
+#include "blobcache.h"
+
+CANOPY_MOD_NAME ("content");
+
+struct content_ctx {
+    canopy_t *h;
+    uint32_t rank;
+    blobcache_t *cache;
+    canopy_watcher_t *purge_timer;
+    uint64_t loads;
+    uint64_t load_misses;
+    uint64_t stores;
+    uint64_t upstream_loads;
+    uint64_t upstream_stores;
+    int flush_pending;
+    canopy_msg_t **flushers;
+    int nflushers;
+};
+
+static bool is_topic (const canopy_msg_t *msg, const char *topic)
+{
+    const char *t = canopy_msg_get_topic (msg);
+    return t && !strcmp (t, topic);
+}
+
+static void respond_loaded (struct content_ctx *ctx, const canopy_msg_t *msg,
+                            struct blobentry *e)
+{
+    if (canopy_respond_raw (ctx->h, msg, e->data, e->len) < 0)
+        canopy_log_error (ctx->h, "content.load respond");
+}
+
+static void respond_waiters (struct content_ctx *ctx, struct blobentry *e,
+                             int errnum, const char *errstr)
+{
+    int n;
+    canopy_msg_t **v = blobcache_take_waiters (e, &n);
+    for (int i = 0; i < n; i++) {
+        if (errnum)
+            (void)canopy_respond_error (ctx->h, v[i], errnum, errstr);
+        else if (is_topic (v[i], "content.load"))
+            respond_loaded (ctx, v[i], e);
+        else
+            (void)canopy_respond_pack (ctx->h, v[i], "{s:s}", "ref", e->ref);
+        canopy_msg_decref (v[i]);
+    }
+    free (v);
+}
+
+/* Load */
+
+static void upstream_load_cb (canopy_future_t *f, void *arg)
+{
+    struct content_ctx *ctx = arg;
+    const char *ref = canopy_future_aux_get (f, "ref");
+    struct blobentry *e = blobcache_lookup (ctx->cache, ref);
+    const void *data;
+    size_t len;
+    char computed[BLOBREF_MAX];
+
+    if (!e || e->valid) {       /* filled by a store meanwhile */
+        canopy_future_destroy (f);
+        return;
+    }
+    if (canopy_rpc_get_raw (f, &data, &len) < 0) {
+        int errnum = errno;
+        respond_waiters (ctx, e, errnum, canopy_future_error_string (f));
+        blobcache_remove (ctx->cache, e);
+        canopy_future_destroy (f);
+        return;
+    }
+    if (blobref_hash (data, len, computed, sizeof (computed)) < 0
+        || strcmp (computed, ref) != 0) {
+        canopy_log (ctx->h, LOG_ERR, "parent sent wrong data for %s", ref);
+        respond_waiters (ctx, e, EIO, "content from parent failed its hash check");
+        blobcache_remove (ctx->cache, e);
+        canopy_future_destroy (f);
+        return;
+    }
+    if (blobcache_fill (ctx->cache, e, data, len, false) < 0) {
+        respond_waiters (ctx, e, ENOMEM, NULL);
+        blobcache_remove (ctx->cache, e);
+    }
+    else
+        respond_waiters (ctx, e, 0, NULL);
+    canopy_future_destroy (f);
+    blobcache_purge (ctx->cache, false);
+}
+
+static void load_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                     const canopy_msg_t *msg, void *arg)
+{
+    struct content_ctx *ctx = arg;
+    const char *ref;
+    struct blobentry *e;
+    canopy_future_t *f;
+
+    ctx->loads++;
+    if (canopy_msg_get_string (msg, &ref) < 0 || !ref || blobref_validate (ref) < 0) {
+        canopy_respond_error (h, msg, EPROTO, "content.load takes a blobref");
+        return;
+    }
+    if ((e = blobcache_lookup (ctx->cache, ref))) {
+        if (e->valid) {
+            blobcache_touch (ctx->cache, e);
+            respond_loaded (ctx, msg, e);
+            return;
+        }
+        if (blobcache_park (e, msg) < 0)
+            canopy_respond_error (h, msg, ENOMEM, NULL);
+        return;
+    }
+    ctx->load_misses++;
+    if (ctx->rank == 0) {
+        canopy_respond_error (h, msg, ENOENT, "unknown blob");
+        return;
+    }
+    if (!(e = blobcache_add_pending (ctx->cache, ref)) || blobcache_park (e, msg) < 0) {
+        canopy_respond_error (h, msg, errno, NULL);
+        if (e)
+            blobcache_remove (ctx->cache, e);
+        return;
+    }
+    ctx->upstream_loads++;
+    if (!(f = canopy_rpc (h, "content.load", ref, CANOPY_NODEID_UPSTREAM, 0))
+        || canopy_future_aux_set (f, "ref", strdup (ref), free) < 0
+        || canopy_future_then (f, -1, upstream_load_cb, ctx) < 0) {
+        respond_waiters (ctx, e, errno, "cannot reach parent content service");
+        blobcache_remove (ctx->cache, e);
+        canopy_future_destroy (f);
+    }
+}
+
+/* Store */
+
+struct store_op {
+    struct content_ctx *ctx;
+    canopy_msg_t *req;
+    char **refs;        /* refs stored by this request (answer order) */
+    int nrefs;
+};
+
+static void store_op_destroy (void *arg)
+{
+    struct store_op *op = arg;
+    if (op) {
+        for (int i = 0; i < op->nrefs; i++)
+            free (op->refs[i]);
+        free (op->refs);
+        canopy_msg_decref (op->req);
+        free (op);
+    }
+}
+
+static void respond_refs (struct content_ctx *ctx, const canopy_msg_t *req,
+                          char **refs, int n)
+{
+    if (is_topic (req, "content.store")) {
+        (void)canopy_respond_pack (ctx->h, req, "{s:s}", "ref", refs[0]);
+        return;
+    }
+    json_t *a = json_array ();
+    for (int i = 0; a && i < n; i++)
+        json_array_append_new (a, json_string (refs[i]));
+    if (!a || canopy_respond_pack (ctx->h, req, "{s:o}", "refs", a) < 0)
+        canopy_respond_error (ctx->h, req, ENOMEM, NULL);
+}
+
+static void check_flush (struct content_ctx *ctx);
+
+static void upstream_store_cb (canopy_future_t *f, void *arg)
+{
+    struct store_op *op = arg;
+    struct content_ctx *ctx = op->ctx;
+
+    if (canopy_future_get (f, NULL) < 0) {
+        canopy_respond_error (ctx->h, op->req, errno, canopy_future_error_string (f));
+        canopy_future_destroy (f);
+        return;
+    }
+    for (int i = 0; i < op->nrefs; i++) {
+        struct blobentry *e = blobcache_lookup (ctx->cache, op->refs[i]);
+        if (e)
+            blobcache_mark_clean (ctx->cache, e);
+    }
+    respond_refs (ctx, op->req, op->refs, op->nrefs);
+    canopy_future_destroy (f);  /* destroys op */
+    check_flush (ctx);
+    blobcache_purge (ctx->cache, false);
+}
+
+/* Parse a request into (data, len) blobs. */
+static int parse_blobs (const canopy_msg_t *msg, bool batch,
+                        const void ***datav, size_t **lenv, int *count)
+{
+    const uint8_t *p;
+    size_t len;
+    int n = 0, alloc = 0;
+    const void **dv = NULL;
+    size_t *lv = NULL;
+
+    if (canopy_msg_get_payload (msg, (const void **)&p, &len) < 0)
+        return -1;
+    if (!batch) {
+        if (!(dv = malloc (sizeof (*dv))) || !(lv = malloc (sizeof (*lv)))) {
+            free (dv);
+            errno = ENOMEM;
+            return -1;
+        }
+        dv[0] = p ? (const void *)p : (const void *)"";
+        lv[0] = len;
+        *datav = dv;
+        *lenv = lv;
+        *count = 1;
+        return 0;
+    }
+    size_t off = 0;
+    while (off < len) {
+        if (len - off < 4)
+            goto proto;
+        uint32_t blen = ((uint32_t)p[off] << 24) | ((uint32_t)p[off + 1] << 16)
+                      | ((uint32_t)p[off + 2] << 8) | p[off + 3];
+        off += 4;
+        if (blen > len - off)
+            goto proto;
+        if (n == alloc) {
+            alloc = alloc ? alloc * 2 : 16;
+            const void **d2 = realloc (dv, alloc * sizeof (*dv));
+            size_t *l2 = realloc (lv, alloc * sizeof (*lv));
+            if (d2)
+                dv = d2;
+            if (l2)
+                lv = l2;
+            if (!d2 || !l2) {
+                free (dv);
+                free (lv);
+                errno = ENOMEM;
+                return -1;
+            }
+        }
+        dv[n] = p + off;
+        lv[n] = blen;
+        n++;
+        off += blen;
+    }
+    *datav = dv;
+    *lenv = lv;
+    *count = n;
+    return 0;
+proto:
+    free (dv);
+    free (lv);
+    errno = EPROTO;
+    return -1;
+}
+
+static void store_common (struct content_ctx *ctx, const canopy_msg_t *msg, bool batch)
+{
+    const void **datav = NULL;
+    size_t *lenv = NULL;
+    int n = 0;
+    struct store_op *op = NULL;
+    char **upref = NULL;
+    int nup = 0;
+    size_t upbytes = 0;
+
+    if (parse_blobs (msg, batch, &datav, &lenv, &n) < 0) {
+        canopy_respond_error (ctx->h, msg, errno, "malformed content store request");
+        return;
+    }
+    if (!(op = calloc (1, sizeof (*op))) || !(op->refs = calloc (n + 1, sizeof (char *)))
+        || !(upref = calloc (n + 1, sizeof (char *))))
+        goto nomem;
+    op->ctx = ctx;
+    op->req = canopy_msg_incref ((canopy_msg_t *)msg);
+    for (int i = 0; i < n; i++) {
+        bool added;
+        struct blobentry *e;
+        char ref[BLOBREF_MAX];
+        if (blobref_hash (datav[i], lenv[i], ref, sizeof (ref)) < 0)
+            goto nomem;
+        e = blobcache_lookup (ctx->cache, ref);
+        bool was_pending = e && !e->valid;
+        if (!(e = blobcache_insert (ctx->cache, datav[i], lenv[i], ctx->rank > 0,
+                                    &added)))
+            goto nomem;
+        ctx->stores++;
+        if (was_pending)
+            respond_waiters (ctx, e, 0, NULL);   /* loads waiting for it */
+        if (!(op->refs[op->nrefs++] = strdup (e->ref)))
+            goto nomem;
+        if (e->dirty) {
+            upref[nup] = op->refs[op->nrefs - 1];
+            nup++;
+            upbytes += e->len + 4;
+        }
+    }
+    if (ctx->rank == 0 || nup == 0) {
+        respond_refs (ctx, msg, op->refs, op->nrefs);
+        store_op_destroy (op);
+        free (upref);
+        free (datav);
+        free (lenv);
+        blobcache_purge (ctx->cache, false);
+        return;
+    }
+    /* write through: send the dirty blobs to the parent as one batch */
+    uint8_t *buf = malloc (upbytes + 1), *p = buf;
+    if (!buf)
+        goto nomem;
+    for (int i = 0; i < nup; i++) {
+        struct blobentry *e = blobcache_lookup (ctx->cache, upref[i]);
+        uint32_t len = e->len;
+        p[0] = len >> 24;
+        p[1] = len >> 16;
+        p[2] = len >> 8;
+        p[3] = len;
+        memcpy (p + 4, e->data, len);
+        p += 4 + len;
+    }
+    ctx->upstream_stores++;
+    canopy_future_t *f = canopy_rpc_raw (ctx->h, "content.store-batch", buf, upbytes,
+                                         CANOPY_NODEID_UPSTREAM, 0);
+    free (buf);
+    if (!f || canopy_future_aux_set (f, "op", op, store_op_destroy) < 0
+        || canopy_future_then (f, -1, upstream_store_cb, op) < 0) {
+        canopy_respond_error (ctx->h, msg, errno, "cannot reach parent content service");
+        if (f)
+            canopy_future_destroy (f);
+        else
+            store_op_destroy (op);
+    }
+    free (upref);
+    free (datav);
+    free (lenv);
+    return;
+nomem:
+    canopy_respond_error (ctx->h, msg, ENOMEM, NULL);
+    store_op_destroy (op);
+    free (upref);
+    free (datav);
+    free (lenv);
+}
+
+static void store_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                      const canopy_msg_t *msg, void *arg)
+{
+    store_common (arg, msg, false);
+}
+
+static void store_batch_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                            const canopy_msg_t *msg, void *arg)
+{
+    store_common (arg, msg, true);
+}
+
+/* Flush: answer when nothing is dirty (ranks > 0). */
+
+static void check_flush (struct content_ctx *ctx)
+{
+    struct blobcache_stats st;
+    blobcache_stats (ctx->cache, &st);
+    if (st.dirty > 0 || ctx->nflushers == 0)
+        return;
+    for (int i = 0; i < ctx->nflushers; i++) {
+        (void)canopy_respond (ctx->h, ctx->flushers[i], NULL);
+        canopy_msg_decref (ctx->flushers[i]);
+    }
+    ctx->nflushers = 0;
+}
+
+static void flush_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                      const canopy_msg_t *msg, void *arg)
+{
+    struct content_ctx *ctx = arg;
+    canopy_msg_t **v;
+
+    if (ctx->rank == 0) {
+        canopy_respond_error (h, msg, ENOSYS, "rank 0 has no backing store");
+        return;
+    }
+    if (!(v = realloc (ctx->flushers, (ctx->nflushers + 1) * sizeof (*v)))) {
+        canopy_respond_error (h, msg, ENOMEM, NULL);
+        return;
+    }
+    ctx->flushers = v;
+    ctx->flushers[ctx->nflushers++] = canopy_msg_incref ((canopy_msg_t *)msg);
+    check_flush (ctx);
+}
+
+static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                      const canopy_msg_t *msg, void *arg)
+{
+    struct content_ctx *ctx = arg;
+    struct blobcache_stats st;
+    blobcache_stats (ctx->cache, &st);
+    canopy_respond_pack (h, msg, "{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}",
+                         "count", (json_int_t)st.count,
+                         "bytes", (json_int_t)st.bytes,
+                         "dirty", (json_int_t)st.dirty,
+                         "pending", (json_int_t)st.pending,
+                         "max-bytes", (json_int_t)st.max_bytes,
+                         "loads", (json_int_t)ctx->loads,
+                         "load-misses", (json_int_t)ctx->load_misses,
+                         "stores", (json_int_t)ctx->stores,
+                         "upstream-loads", (json_int_t)ctx->upstream_loads,
+                         "upstream-stores", (json_int_t)ctx->upstream_stores);
+}
+
+static void dropcache_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                          const canopy_msg_t *msg, void *arg)
+{
+    struct content_ctx *ctx = arg;
+    int n = blobcache_purge (ctx->cache, true);
+    canopy_respond_pack (h, msg, "{s:i}", "dropped", n);
+}
+
+static void purge_timer_cb (canopy_reactor_t *r, canopy_watcher_t *w,
+                            int revents, void *arg)
+{
+    struct content_ctx *ctx = arg;
+    blobcache_purge (ctx->cache, false);
+}
+
+static const struct canopy_msg_handler_spec htab[] = {
+    { CANOPY_MSGTYPE_REQUEST, "content.load", load_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "content.store", store_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "content.store-batch", store_batch_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "content.flush", flush_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "content.stats", stats_cb, CANOPY_ROLE_USER },
+    { CANOPY_MSGTYPE_REQUEST, "content.dropcache", dropcache_cb, 0 },
+    CANOPY_MSGHANDLER_TABLE_END,
+};
+
+static int parse_args (struct content_ctx *ctx, int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        if (!strncmp (argv[i], "cache-max=", 10)) {
+            char *end;
+            unsigned long long v = strtoull (argv[i] + 10, &end, 10);
+            if (*end || end == argv[i] + 10) {
+                canopy_log (ctx->h, LOG_ERR, "bad argument %s", argv[i]);
+                errno = EINVAL;
+                return -1;
+            }
+            blobcache_set_max (ctx->cache, v);
+        }
+        else {
+            canopy_log (ctx->h, LOG_ERR, "unknown argument %s", argv[i]);
+            errno = EINVAL;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void unload_respond (const canopy_msg_t *msg, void *arg)
+{
+    struct content_ctx *ctx = arg;
+    (void)canopy_respond_error (ctx->h, msg, ENOSYS, "content service unloading");
+}
+
+int mod_main (canopy_t *h, int argc, char **argv)
+{
+    struct content_ctx ctx;
+    canopy_msg_handler_t **handlers = NULL;
+    int rc = -1;
+
+    memset (&ctx, 0, sizeof (ctx));
+    ctx.h = h;
+    if (canopy_get_rank (h, &ctx.rank) < 0
+        || !(ctx.cache = blobcache_create (64 * 1024 * 1024))
+        || parse_args (&ctx, argc, argv) < 0
+        || canopy_msg_handler_addvec (h, htab, &ctx, &handlers) < 0)
+        goto done;
+    if (!(ctx.purge_timer = canopy_timer_watcher_create (canopy_get_reactor (h),
+                                                         1.0, 1.0, purge_timer_cb,
+                                                         &ctx)))
+        goto done;
+    canopy_watcher_unref (ctx.purge_timer);
+    canopy_watcher_start (ctx.purge_timer);
+    rc = canopy_reactor_run (canopy_get_reactor (h), 0);
+done:
+    for (int i = 0; i < ctx.nflushers; i++) {
+        (void)canopy_respond_error (h, ctx.flushers[i], ENOSYS, "content unloading");
+        canopy_msg_decref (ctx.flushers[i]);
+    }
+    free (ctx.flushers);
+    if (ctx.cache)
+        blobcache_drain_waiters (ctx.cache, unload_respond, &ctx);
+    canopy_watcher_destroy (ctx.purge_timer);
+    canopy_msg_handler_delvec (handlers);
+    blobcache_destroy (ctx.cache);
+    return rc;
+}

@@ -1,0 +1,97 @@
+/* test/blobcache.c - the content cache: insert, pending/fill, dirty
+ * entries never expire, LRU purge of clean ones, waiters.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include "src/common/libutil/blobref.h"
+#include "src/modules/content/blobcache.h"
+
+static void test_basic (void **state)
+{
+    blobcache_t *bc = blobcache_create (100);
+    bool added;
+    struct blobentry *e = blobcache_insert (bc, "hello", 5, false, &added);
+    struct blobcache_stats st;
+    assert_non_null (e);
+    assert_true (added);
+    assert_true (e->valid);
+    assert_int_equal (blobcache_insert (bc, "hello", 5, false, &added) == e, 1);
+    assert_false (added);
+    char ref[BLOBREF_MAX];
+    blobref_hash ("hello", 5, ref, sizeof (ref));
+    assert_ptr_equal (blobcache_lookup (bc, ref), e);
+    blobcache_stats (bc, &st);
+    assert_int_equal (st.count, 1);
+    assert_int_equal (st.bytes, 5);
+    blobcache_destroy (bc);
+}
+
+static void test_pending (void **state)
+{
+    blobcache_t *bc = blobcache_create (100);
+    char ref[BLOBREF_MAX];
+    blobref_hash ("data", 4, ref, sizeof (ref));
+    struct blobentry *e = blobcache_add_pending (bc, ref);
+    assert_non_null (e);
+    assert_null (blobcache_add_pending (bc, ref));
+    assert_int_equal (errno, EEXIST);
+    assert_null (blobcache_add_pending (bc, "junk"));
+    canopy_msg_t *m = canopy_msg_create (CANOPY_MSGTYPE_REQUEST);
+    assert_int_equal (blobcache_park (e, m), 0);
+    assert_int_equal (blobcache_park (e, m), 0);
+    assert_int_equal (blobcache_fill (bc, e, "data", 4, false), 0);
+    int n;
+    canopy_msg_t **v = blobcache_take_waiters (e, &n);
+    assert_int_equal (n, 2);
+    for (int i = 0; i < n; i++)
+        canopy_msg_decref (v[i]);
+    free (v);
+    canopy_msg_decref (m);
+    blobcache_destroy (bc);
+}
+
+static void test_purge (void **state)
+{
+    blobcache_t *bc = blobcache_create (25);
+    char buf[16];
+    struct blobentry *dirty = blobcache_insert (bc, "dirty-entry", 11, true, NULL);
+    for (int i = 0; i < 10; i++) {
+        snprintf (buf, sizeof (buf), "clean-%04d", i);
+        assert_non_null (blobcache_insert (bc, buf, strlen (buf), false, NULL));
+    }
+    blobcache_purge (bc, false);
+    struct blobcache_stats st;
+    blobcache_stats (bc, &st);
+    assert_true (st.bytes <= 25);
+    assert_int_equal (st.dirty, 1);
+    assert_true (dirty->valid);     /* dirty entries never expire */
+    /* most recent clean entry survives */
+    char ref[BLOBREF_MAX];
+    blobref_hash ("clean-0009", 10, ref, sizeof (ref));
+    assert_non_null (blobcache_lookup (bc, ref));
+    blobcache_purge (bc, true);
+    blobcache_stats (bc, &st);
+    assert_int_equal (st.count, 1);
+    blobcache_mark_clean (bc, dirty);
+    blobcache_purge (bc, true);
+    blobcache_stats (bc, &st);
+    assert_int_equal (st.count, 0);
+    blobcache_destroy (bc);
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_basic),
+        cmocka_unit_test (test_pending),
+        cmocka_unit_test (test_purge),
+    };
+    cmocka_set_message_output (CM_OUTPUT_TAP);
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}

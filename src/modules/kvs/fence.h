@@ -1,0 +1,74 @@
+/* fence.h - collecting fence and commit contributions on one broker.
+ *
+ * Every broker keeps a table of open fences by name.  Contributions from
+ * local clients (kvs.fence / kvs.commit, which is a fence of one with a
+ * unique name) and from child brokers (kvs.relay) are merged: operations
+ * appended, blobs de-duplicated by hash, participant counts added.
+ *
+ * On a rank > 0, what was merged during one pass of the reactor is sent
+ * upstream as one kvs.relay message (several fences may share it); the
+ * table keeps only the local requests to answer.  On rank 0, a fence whose
+ * count reaches nprocs is ready to be applied (apply.c).
+ *
+ * Completion: every broker answers its local requests when the
+ * kvs.setroot event names the fence (success, with the new version) or
+ * lists it among its errors.  Failures (mismatched nprocs/flags, too many
+ * participants, a participant that disconnected, a timeout, an abort, a
+ * bad transaction) are decided on rank 0, which remembers finished names
+ * for a while so that late joiners get the same answer.
+ */
+#ifndef CANOPY_KVS_FENCE_H
+#define CANOPY_KVS_FENCE_H
+
+#include <stdbool.h>
+#include <jansson.h>
+#include "src/common/libkvs/blobtab.h"
+#include "kvs_ctx.h"
+
+struct fence_table;
+
+/* A complete fence handed to the applier (rank 0). */
+struct ready_fence {
+    char *name;
+    int flags;
+    json_t *ops;
+    blobtab_t *blobs;
+};
+
+struct fence_table *fence_table_create (struct kvs_ctx *ctx);
+void fence_table_destroy (struct fence_table *ft);
+
+/* Requests. */
+void fence_request (struct fence_table *ft, const canopy_msg_t *msg, bool commit);
+void fence_relay (struct fence_table *ft, const canopy_msg_t *msg);
+void fence_abort_request (struct fence_table *ft, const canopy_msg_t *msg);
+void fence_disconnect (struct fence_table *ft, const char *sender);
+
+/* rank 0: take up to 'max' ready fences (in readiness order; a NO_MERGE
+ * fence is taken alone).  Returns the count; caller frees with
+ * ready_fence_free.
+ */
+int fence_take_ready (struct fence_table *ft, struct ready_fence **out, int max);
+void ready_fence_free (struct ready_fence *rf);
+bool fence_have_ready (struct fence_table *ft);
+/* rank 0: record the outcome and tell everyone (publishes kvs.setroot). */
+void fence_finished (struct fence_table *ft, const char *name, int errnum,
+                     const char *errstr);
+/* rank 0: fail every open fence (e.g. a broker was lost). */
+void fence_fail_all (struct fence_table *ft, int errnum, const char *errstr);
+
+/* Every rank: the setroot event arrived. */
+void fence_setroot (struct fence_table *ft, json_t *names, json_t *errors,
+                    int version, const char *rootref);
+
+/* rank 0: expire old finished names, time out open fences. */
+void fence_timer (struct fence_table *ft, double now);
+
+struct fence_stats {
+    int open;           /* fences with waiters or unsent content */
+    int waiters;        /* local requests waiting */
+    int ready;
+};
+void fence_stats (struct fence_table *ft, struct fence_stats *st);
+
+#endif

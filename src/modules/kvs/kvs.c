@@ -1,0 +1,575 @@
+/* kvs.c - the KVS service (DESIGN.md section 4): context, handlers,
+ * mod_main.
+ *
+ *   kvs.lookup {key, flags}        value bytes (raw) or a tree object
+ *   kvs.commit / kvs.fence         a transaction (kvs_wire.h); answered
+ *                                  {version, rootref} once this broker has
+ *                                  the new root
+ *   kvs.relay                      merged contributions from a child broker
+ *   kvs.fence-abort {name, errnum} fail a fence for everyone (rank 0)
+ *   kvs.getroot                    {version, rootref}
+ *   kvs.wait-version {version}     answered once version is reached
+ *   kvs.watch / kvs.unwatch        streaming watch (watch.c)
+ *   kvs.dropcache, kvs.stats, kvs.disconnect
+ *   event kvs.setroot {version, rootref, names, errors}
+ *
+ * Rank 0 owns the root and applies transactions (apply.c); every broker
+ * caches objects (objcache.c), merges fence contributions on their way up
+ * (fence.c), and answers its own callers when the setroot event arrives.
+ *
+ * Module arguments (override broker attributes "kvs.NAME"):
+ *   fence-timeout=SEC   fail fences not complete after SEC (default 0: off)
+ *   max-nprocs=N        largest fence (default 1048576)
+ *   max-pending=N       open fences per user (default 1024)
+ *   max-ops=N           operations per transaction (default 1000000)
+ *   cache-max=BYTES     object cache size (default 128 MiB)
+ *   cache-age=SEC       drop objects unused that long (default 60)
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <canopy/canopy.h>
+#include <sodium.h>
+#include "src/common/libutil/list.h"
+#include "src/common/libutil/hashmap.h"
+#include "src/common/libutil/monotime.h"
+#include "src/common/libkvs/treeobj.h"
+#include "kvs_ctx.h"
+#include "lookup.h"
+#include "fence.h"
+#include "apply.h"
+#include "watch.h"
+
+CANOPY_MOD_NAME ("kvs");
+
+struct version_waiter {
+    struct list_node node;
+    canopy_msg_t *msg;
+    int version;
+    char sender[CANOPY_MSG_MAX_ROUTE_LEN + 1];
+};
+
+static struct kvs_ctx *the_ctx;     /* for the load table's destructor */
+static hashmap_t *loads;            /* "type:ref" -> future in flight */
+
+/* Loading objects from the content service */
+
+struct load {
+    enum objtype type;
+    char ref[BLOBREF_MAX];
+    char key[BLOBREF_MAX + 2];
+};
+
+static void load_continuation (canopy_future_t *f, void *arg)
+{
+    struct kvs_ctx *ctx = the_ctx;
+    struct load *ld = canopy_future_aux_get (f, "load");
+    const void *data;
+    size_t len;
+    int errnum = 0;
+    char key[BLOBREF_MAX + 2];
+    enum objtype type = ld->type;
+    char ref[BLOBREF_MAX];
+
+    snprintf (key, sizeof (key), "%s", ld->key);
+    snprintf (ref, sizeof (ref), "%s", ld->ref);
+    if (canopy_rpc_get_raw (f, &data, &len) < 0)
+        errnum = errno;
+    else if (type == OBJ_DIR) {
+        json_t *dir = treeobj_decode (data, len);
+        if (!dir || !treeobj_is_dir (dir)) {
+            canopy_log (ctx->h, LOG_ERR, "object %s is not a directory", ref);
+            errnum = EPROTO;
+        }
+        else if (objcache_put_dir (ctx->cache, ref, dir, len) < 0)
+            errnum = errno;
+        json_decref (dir);
+    }
+    else if (objcache_put_raw (ctx->cache, ref, data, len) < 0)
+        errnum = errno;
+    (void)hashmap_delete (loads, key);      /* destroys f */
+    objcache_load_done (ctx->cache, type, ref, errnum);
+}
+
+static void future_free (void *arg)
+{
+    canopy_future_destroy (arg);
+}
+
+int kvs_load (struct kvs_ctx *ctx, const char *ref, enum objtype type,
+              objcache_wait_f cb, void *arg)
+{
+    int rc = objcache_wait (ctx->cache, ref, type, cb, arg);
+    struct load *ld;
+    canopy_future_t *f;
+
+    if (rc < 0)
+        return -1;
+    if (rc == 0)
+        return 0;       /* already loading */
+    ctx->stats.loads++;
+    if (!(ld = calloc (1, sizeof (*ld))))
+        goto error;
+    ld->type = type;
+    snprintf (ld->ref, sizeof (ld->ref), "%s", ref);
+    snprintf (ld->key, sizeof (ld->key), "%c:%s", type == OBJ_DIR ? 'd' : 'r', ref);
+    if (!(f = canopy_rpc (ctx->h, "content.load", ref, CANOPY_NODEID_ANY, 0))) {
+        free (ld);
+        goto error;
+    }
+    if (canopy_future_aux_set (f, "load", ld, free) < 0) {
+        free (ld);
+        canopy_future_destroy (f);
+        goto error;
+    }
+    if (hashmap_update (loads, ld->key, f) < 0
+        || canopy_future_then (f, -1, load_continuation, NULL) < 0) {
+        (void)hashmap_delete (loads, ld->key);
+        goto error;
+    }
+    return 0;
+error:
+    /* fail the waiters asynchronously-safe: they have not been told yet */
+    objcache_load_done (ctx->cache, type, ref, errno ? errno : ENOMEM);
+    return 0;
+}
+
+/* Root */
+
+void kvs_root_update (struct kvs_ctx *ctx, int version, const char *rootref)
+{
+    struct list_node *pos, *tmp;
+
+    if (version <= ctx->version && ctx->rootref[0])
+        return;
+    ctx->version = version;
+    snprintf (ctx->rootref, sizeof (ctx->rootref), "%s", rootref);
+    list_for_each_safe (pos, tmp, &ctx->version_waiters) {
+        struct version_waiter *vw = list_entry (pos, struct version_waiter, node);
+        if (vw->version <= version) {
+            canopy_respond_pack (ctx->h, vw->msg, "{s:i s:s}", "version",
+                                 ctx->version, "rootref", ctx->rootref);
+            list_del (&vw->node);
+            canopy_msg_decref (vw->msg);
+            free (vw);
+            ctx->nversion_waiters--;
+        }
+    }
+    watch_setroot (ctx->watches);
+}
+
+static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                        const canopy_msg_t *msg, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    int version;
+    const char *rootref;
+    json_t *names = NULL, *errors = NULL;
+
+    if (canopy_event_unpack (msg, NULL, "{s:i s:s s?o s?o}", "version", &version,
+                             "rootref", &rootref, "names", &names,
+                             "errors", &errors) < 0
+        || blobref_validate (rootref) < 0) {
+        canopy_log (h, LOG_ERR, "malformed kvs.setroot event");
+        return;
+    }
+    ctx->stats.setroots++;
+    kvs_root_update (ctx, version, rootref);
+    fence_setroot (ctx->fences, names, errors, ctx->version, ctx->rootref);
+}
+
+/* Requests */
+
+static void lookup_done (struct lookup *l, void *arg)
+{
+    struct kvs_ctx *ctx = the_ctx;
+    canopy_msg_t *msg = arg;
+    const void *data;
+    size_t len;
+    json_t *o;
+
+    if (lookup_errnum (l))
+        canopy_respond_error (ctx->h, msg, lookup_errnum (l), lookup_errstr (l));
+    else if ((o = lookup_get_treeobj (l))) {
+        char *s = json_dumps (o, JSON_COMPACT);
+        if (!s)
+            canopy_respond_error (ctx->h, msg, ENOMEM, NULL);
+        else
+            canopy_respond (ctx->h, msg, s);
+        free (s);
+    }
+    else {
+        (void)lookup_get_value (l, &data, &len);
+        canopy_respond_raw (ctx->h, msg, data, len);
+    }
+    canopy_msg_decref (msg);
+    lookup_destroy (l);
+}
+
+static void lookup_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                       const canopy_msg_t *msg, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    const char *key;
+    int flags = 0;
+    struct lookup *l;
+
+    ctx->stats.lookups++;
+    if (canopy_request_unpack (msg, NULL, "{s:s s?i}", "key", &key, "flags", &flags) < 0) {
+        canopy_respond_error (h, msg, EPROTO, "malformed kvs.lookup");
+        return;
+    }
+    if (!(l = lookup_create (ctx, key, flags, ctx->rootref, lookup_done,
+                             canopy_msg_incref ((canopy_msg_t *)msg)))) {
+        int e = errno;
+        canopy_respond_error (h, msg, e, e == ENAMETOOLONG ? "key too long"
+                                        : e == EINVAL ? "invalid key" : NULL);
+        canopy_msg_decref ((canopy_msg_t *)msg);
+        return;
+    }
+    lookup_run (l);
+}
+
+static void commit_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                       const canopy_msg_t *msg, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    fence_request (ctx->fences, msg, true);
+    applier_kick (ctx->applier);
+}
+
+static void fence_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                      const canopy_msg_t *msg, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    fence_request (ctx->fences, msg, false);
+    applier_kick (ctx->applier);
+}
+
+static void relay_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                      const canopy_msg_t *msg, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    fence_relay (ctx->fences, msg);
+    applier_kick (ctx->applier);
+}
+
+static void abort_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                      const canopy_msg_t *msg, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    fence_abort_request (ctx->fences, msg);
+}
+
+static void getroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                        const canopy_msg_t *msg, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    canopy_respond_pack (h, msg, "{s:i s:s}", "version", ctx->version,
+                         "rootref", ctx->rootref);
+}
+
+static void wait_version_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                             const canopy_msg_t *msg, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    int version;
+    struct version_waiter *vw;
+    const char *sender = canopy_msg_route_last (msg);
+
+    if (canopy_msg_unpack (msg, "{s:i}", "version", &version) < 0) {
+        canopy_respond_error (h, msg, EPROTO, "malformed kvs.wait-version");
+        return;
+    }
+    if (version <= ctx->version) {
+        canopy_respond_pack (h, msg, "{s:i s:s}", "version", ctx->version,
+                             "rootref", ctx->rootref);
+        return;
+    }
+    if (!(vw = calloc (1, sizeof (*vw)))) {
+        canopy_respond_error (h, msg, ENOMEM, NULL);
+        return;
+    }
+    vw->msg = canopy_msg_incref ((canopy_msg_t *)msg);
+    vw->version = version;
+    snprintf (vw->sender, sizeof (vw->sender), "%s", sender ? sender : "");
+    list_add_tail (&ctx->version_waiters, &vw->node);
+    ctx->nversion_waiters++;
+}
+
+static void watch_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                      const canopy_msg_t *msg, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    watch_request (ctx->watches, msg);
+}
+
+static void unwatch_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                        const canopy_msg_t *msg, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    watch_unwatch (ctx->watches, msg);
+}
+
+static void dropcache_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                          const canopy_msg_t *msg, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    int n = objcache_clear (ctx->cache);
+    canopy_respond_pack (h, msg, "{s:i}", "dropped", n);
+}
+
+static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                      const canopy_msg_t *msg, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    struct objcache_stats cs;
+    struct fence_stats fs;
+
+    objcache_stats (ctx->cache, &cs);
+    fence_stats (ctx->fences, &fs);
+    int pending = ctx->nlookups + fs.waiters + ctx->nversion_waiters
+                  + (applier_busy (ctx->applier) ? 1 : 0);
+    canopy_respond_pack (h, msg,
+        "{s:i s:i s:s s:{s:I s:I s:I s:I} s:{s:i s:i s:i} s:i s:i s:i s:i"
+        " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I}}",
+        "rank", (int)ctx->rank,
+        "version", ctx->version,
+        "rootref", ctx->rootref,
+        "cache", "count", (json_int_t)cs.count, "bytes", (json_int_t)cs.bytes,
+                 "pending", (json_int_t)cs.pending, "waiters", (json_int_t)cs.waiters,
+        "fences", "open", fs.open, "waiters", fs.waiters, "ready", fs.ready,
+        "lookups", ctx->nlookups,
+        "watchers", watch_count (ctx->watches),
+        "version-waiters", ctx->nversion_waiters,
+        "pending-requests", pending,
+        "counters", "lookups", (json_int_t)ctx->stats.lookups,
+                    "commits", (json_int_t)ctx->stats.commits,
+                    "fences", (json_int_t)ctx->stats.fences,
+                    "setroots", (json_int_t)ctx->stats.setroots,
+                    "loads", (json_int_t)ctx->stats.loads,
+                    "relays-sent", (json_int_t)ctx->stats.relays_sent,
+                    "relays-received", (json_int_t)ctx->stats.relays_received,
+                    "applies", (json_int_t)ctx->stats.applies,
+                    "applied-txns", (json_int_t)ctx->stats.apply_txns);
+}
+
+static void disconnect_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                           const canopy_msg_t *msg, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    const char *sender = canopy_msg_route_last (msg);
+    struct list_node *pos, *tmp;
+
+    if (!sender)
+        return;
+    fence_disconnect (ctx->fences, sender);
+    watch_disconnect (ctx->watches, sender);
+    list_for_each_safe (pos, tmp, &ctx->version_waiters) {
+        struct version_waiter *vw = list_entry (pos, struct version_waiter, node);
+        if (!strcmp (vw->sender, sender)) {
+            list_del (&vw->node);
+            canopy_msg_decref (vw->msg);
+            free (vw);
+            ctx->nversion_waiters--;
+        }
+    }
+}
+
+static void timer_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    double now = monotime ();
+    objcache_expire (ctx->cache, now);
+    fence_timer (ctx->fences, now);
+}
+
+static const struct canopy_msg_handler_spec htab[] = {
+    { CANOPY_MSGTYPE_REQUEST, "kvs.lookup", lookup_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "kvs.commit", commit_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "kvs.fence", fence_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "kvs.relay", relay_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "kvs.fence-abort", abort_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "kvs.getroot", getroot_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "kvs.wait-version", wait_version_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "kvs.watch", watch_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "kvs.unwatch", unwatch_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "kvs.dropcache", dropcache_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "kvs.stats", stats_cb, CANOPY_ROLE_USER },
+    { CANOPY_MSGTYPE_REQUEST, "kvs.disconnect", disconnect_cb, CANOPY_ROLE_ALL },
+    { CANOPY_MSGTYPE_EVENT, "kvs.setroot", setroot_cb, 0 },
+    CANOPY_MSGHANDLER_TABLE_END,
+};
+
+/* Configuration */
+
+static int set_option (struct kvs_ctx *ctx, const char *name, const char *value)
+{
+    char *end;
+    double d = strtod (value, &end);
+    if (*end || end == value || d < 0)
+        return -1;
+    if (!strcmp (name, "fence-timeout"))
+        ctx->limits.fence_timeout = d;
+    else if (!strcmp (name, "max-nprocs") && d >= 1)
+        ctx->limits.max_nprocs = (int)d;
+    else if (!strcmp (name, "max-pending") && d >= 1)
+        ctx->limits.max_pending_per_user = (int)d;
+    else if (!strcmp (name, "max-ops") && d >= 1)
+        ctx->limits.max_txn_ops = (int)d;
+    else if (!strcmp (name, "cache-max"))
+        ctx->cache_max = (size_t)d;
+    else if (!strcmp (name, "cache-age"))
+        ctx->cache_age = d;
+    else
+        return -1;
+    return 0;
+}
+
+static int configure (struct kvs_ctx *ctx, int argc, char **argv)
+{
+    static const char *names[] = { "fence-timeout", "max-nprocs", "max-pending",
+                                   "max-ops", "cache-max", "cache-age", NULL };
+    ctx->limits.max_nprocs = 1048576;
+    ctx->limits.max_pending_per_user = 1024;
+    ctx->limits.max_txn_ops = 1000000;
+    ctx->limits.fence_timeout = 0;
+    ctx->limits.hdir_threshold = 1024;
+    ctx->limits.hdir_buckets = 64;
+    ctx->cache_max = 128 * 1024 * 1024;
+    ctx->cache_age = 60;
+    for (int i = 0; names[i]; i++) {
+        char attr[64];
+        const char *v;
+        snprintf (attr, sizeof (attr), "kvs.%s", names[i]);
+        if ((v = canopy_attr_get (ctx->h, attr)) && set_option (ctx, names[i], v) < 0) {
+            canopy_log (ctx->h, LOG_ERR, "bad attribute %s=%s", attr, v);
+            errno = EINVAL;
+            return -1;
+        }
+    }
+    for (int i = 0; i < argc; i++) {
+        char *eq = strchr (argv[i], '=');
+        char name[64];
+        if (!eq || (size_t)(eq - argv[i]) >= sizeof (name)) {
+            canopy_log (ctx->h, LOG_ERR, "bad argument %s", argv[i]);
+            errno = EINVAL;
+            return -1;
+        }
+        memcpy (name, argv[i], eq - argv[i]);
+        name[eq - argv[i]] = '\0';
+        if (set_option (ctx, name, eq + 1) < 0) {
+            canopy_log (ctx->h, LOG_ERR, "bad argument %s", argv[i]);
+            errno = EINVAL;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Start-up: rank 0 makes an empty root; the others ask their parent. */
+static int root_init (struct kvs_ctx *ctx)
+{
+    canopy_future_t *f;
+    int version;
+    const char *rootref;
+
+    if (ctx->rank == 0) {
+        json_t *dir = treeobj_create_dir ();
+        char ref[BLOBREF_MAX];
+        size_t len;
+        char *enc = dir ? treeobj_encode_ref (dir, &len, ref, sizeof (ref)) : NULL;
+        if (!enc) {
+            json_decref (dir);
+            return -1;
+        }
+        f = canopy_rpc_raw (ctx->h, "content.store", enc, len, CANOPY_NODEID_ANY, 0);
+        free (enc);
+        if (!f || canopy_future_get (f, NULL) < 0) {
+            canopy_log (ctx->h, LOG_ERR, "cannot store the initial root: %s",
+                        f ? canopy_future_error_string (f) : strerror (errno));
+            canopy_future_destroy (f);
+            json_decref (dir);
+            return -1;
+        }
+        canopy_future_destroy (f);
+        (void)objcache_put_dir (ctx->cache, ref, dir, len);
+        json_decref (dir);
+        ctx->version = 0;
+        snprintf (ctx->rootref, sizeof (ctx->rootref), "%s", ref);
+        return 0;
+    }
+    if (!(f = canopy_rpc (ctx->h, "kvs.getroot", "{}", CANOPY_NODEID_UPSTREAM, 0))
+        || canopy_rpc_get_unpack (f, "{s:i s:s}", "version", &version,
+                                  "rootref", &rootref) < 0) {
+        canopy_log (ctx->h, LOG_ERR, "cannot get the root from upstream: %s",
+                    f ? canopy_future_error_string (f) : strerror (errno));
+        canopy_future_destroy (f);
+        return -1;
+    }
+    if (version > ctx->version || !ctx->rootref[0]) {
+        ctx->version = version;
+        snprintf (ctx->rootref, sizeof (ctx->rootref), "%s", rootref);
+    }
+    canopy_future_destroy (f);
+    return 0;
+}
+
+int mod_main (canopy_t *h, int argc, char **argv)
+{
+    struct kvs_ctx ctx;
+    canopy_msg_handler_t **handlers = NULL;
+    canopy_watcher_t *timer = NULL;
+    int rc = -1;
+
+    memset (&ctx, 0, sizeof (ctx));
+    ctx.h = h;
+    ctx.version = -1;
+    list_init (&ctx.version_waiters);
+    the_ctx = &ctx;
+    randombytes_buf (&ctx.nonce, sizeof (ctx.nonce));
+    if (!(ctx.r = canopy_get_reactor (h))
+        || canopy_get_rank (h, &ctx.rank) < 0
+        || canopy_get_size (h, &ctx.size) < 0
+        || configure (&ctx, argc, argv) < 0
+        || !(loads = hashmap_create (future_free))
+        || !(ctx.cache = objcache_create (ctx.cache_max, ctx.cache_age))
+        || !(ctx.fences = fence_table_create (&ctx))
+        || !(ctx.watches = watch_table_create (&ctx))
+        || (ctx.rank == 0 && !(ctx.applier = applier_create (&ctx))))
+        goto done;
+    if (canopy_event_subscribe (h, "kvs.setroot") < 0) {
+        canopy_log_error (h, "subscribe kvs.setroot");
+        goto done;
+    }
+    if (root_init (&ctx) < 0)
+        goto done;
+    if (canopy_msg_handler_addvec (h, htab, &ctx, &handlers) < 0)
+        goto done;
+    if (!(timer = canopy_timer_watcher_create (ctx.r, 1.0, 1.0, timer_cb, &ctx)))
+        goto done;
+    canopy_watcher_unref (timer);
+    canopy_watcher_start (timer);
+    rc = canopy_reactor_run (ctx.r, 0);
+done:
+    canopy_watcher_destroy (timer);
+    canopy_msg_handler_delvec (handlers);
+    while (!list_empty (&ctx.version_waiters)) {
+        struct version_waiter *vw = list_entry (ctx.version_waiters.next,
+                                                struct version_waiter, node);
+        list_del (&vw->node);
+        canopy_respond_error (h, vw->msg, ENOSYS, "KVS module unloading");
+        canopy_msg_decref (vw->msg);
+        free (vw);
+    }
+    applier_destroy (ctx.applier);
+    watch_table_destroy (ctx.watches);
+    fence_table_destroy (ctx.fences);
+    hashmap_destroy (loads);        /* in-flight loads: futures dropped */
+    loads = NULL;
+    objcache_destroy (ctx.cache);
+    the_ctx = NULL;
+    return rc;
+}

@@ -1,0 +1,68 @@
+/* kvs_ctx.h - the KVS module's shared context (kvs.c owns it).
+ *
+ * Threads: everything runs in the module's one thread.
+ */
+#ifndef CANOPY_KVS_CTX_H
+#define CANOPY_KVS_CTX_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <canopy/canopy.h>
+#include "src/common/libutil/blobref.h"
+#include "src/common/libutil/list.h"
+#include "objcache.h"
+
+struct fence_table;
+struct applier;
+struct watch_table;
+
+struct kvs_module_limits {
+    int max_nprocs;             /* largest fence */
+    int max_pending_per_user;   /* open fences per user at rank 0 */
+    int max_txn_ops;            /* operations in one contribution */
+    double fence_timeout;       /* seconds; 0 = none */
+    int hdir_threshold;         /* entries before a dir is hashed */
+    int hdir_buckets;
+};
+
+struct kvs_ctx {
+    canopy_t *h;
+    canopy_reactor_t *r;
+    uint32_t rank;
+    uint32_t size;
+    objcache_t *cache;
+    char rootref[BLOBREF_MAX];
+    int version;
+    struct fence_table *fences;
+    struct applier *applier;        /* rank 0 only */
+    struct watch_table *watches;
+    struct list_node version_waiters;
+    int nversion_waiters;
+    int nlookups;                   /* lookups in progress */
+    struct kvs_module_limits limits;
+    size_t cache_max;
+    double cache_age;
+    uint64_t commit_seq;
+    uint64_t nonce;                 /* random, per module start */
+    struct {
+        uint64_t lookups;
+        uint64_t commits;
+        uint64_t fences;
+        uint64_t setroots;
+        uint64_t loads;
+        uint64_t relays_sent;
+        uint64_t relays_received;
+        uint64_t applies;
+        uint64_t apply_txns;
+    } stats;
+};
+
+/* kvs.c: fault an object in from the content service (cb runs when it is
+ * cached, or with an errnum).  Returns 0 when waiting, -1 on error.
+ */
+int kvs_load (struct kvs_ctx *ctx, const char *ref, enum objtype type,
+              objcache_wait_f cb, void *arg);
+/* kvs.c: a new root is known (rank 0 after an apply, others on setroot). */
+void kvs_root_update (struct kvs_ctx *ctx, int version, const char *rootref);
+
+#endif

@@ -1,0 +1,404 @@
+/* lookup.c - key resolution (lookup.h).
+ *
+ * Design notes:
+ * - The walk is restartable: it holds no state between passes except the
+ *   key (which symlinks rewrite) and the loop count, so a restart after
+ *   loads simply walks again from the root it started with.
+ * - Missing objects found in one pass are all requested at once (e.g. all
+ *   chunks of a large value, all buckets of a hashed directory), so a
+ *   lookup needs at most one round of loads per tree level.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <stdio.h>
+#include <canopy/kvs.h>
+#include "src/common/libkvs/treeobj.h"
+#include "src/common/libkvs/kvs_path.h"
+#include "kvs_ctx.h"
+#include "lookup.h"
+
+#define SYMLINK_MAX 32
+
+struct lookup {
+    struct kvs_ctx *ctx;
+    char *key;              /* current (normalised, symlinks rewritten) */
+    char *orig_key;
+    int flags;
+    char rootref[BLOBREF_MAX];
+    lookup_done_f done;
+    void *arg;
+    int links;
+    int pending;            /* loads outstanding */
+    int load_errnum;
+    bool finished;
+    int errnum;
+    char errstr[160];
+    json_t *treeobj;
+    void *value;
+    size_t value_len;
+};
+
+struct lookup *lookup_create (struct kvs_ctx *ctx, const char *key, int flags,
+                              const char *rootref, lookup_done_f done, void *arg)
+{
+    struct lookup *l = calloc (1, sizeof (*l));
+    if (!l) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    l->ctx = ctx;
+    l->flags = flags;
+    l->done = done;
+    l->arg = arg;
+    snprintf (l->rootref, sizeof (l->rootref), "%s", rootref);
+    if (!(l->orig_key = strdup (key)) || !(l->key = kvs_path_normalize (key))) {
+        int e = errno;
+        lookup_destroy (l);
+        errno = e;
+        return NULL;
+    }
+    ctx->nlookups++;
+    return l;
+}
+
+void lookup_destroy (struct lookup *l)
+{
+    if (l) {
+        int saved_errno = errno;
+        if (l->ctx && l->key)
+            l->ctx->nlookups--;
+        free (l->key);
+        free (l->orig_key);
+        json_decref (l->treeobj);
+        free (l->value);
+        free (l);
+        errno = saved_errno;
+    }
+}
+
+int lookup_errnum (const struct lookup *l)
+{
+    return l->errnum;
+}
+
+const char *lookup_errstr (const struct lookup *l)
+{
+    return l->errstr[0] ? l->errstr : NULL;
+}
+
+const char *lookup_key (const struct lookup *l)
+{
+    return l->orig_key;
+}
+
+int lookup_get_value (const struct lookup *l, const void **data, size_t *len)
+{
+    if (l->errnum) {
+        errno = l->errnum;
+        return -1;
+    }
+    *data = l->value;
+    *len = l->value_len;
+    return 0;
+}
+
+json_t *lookup_get_treeobj (const struct lookup *l)
+{
+    return l->treeobj;
+}
+
+static void finish (struct lookup *l, int errnum, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+static void finish (struct lookup *l, int errnum, const char *fmt, ...)
+{
+    l->finished = true;
+    l->errnum = errnum;
+    if (fmt) {
+        va_list ap;
+        va_start (ap, fmt);
+        vsnprintf (l->errstr, sizeof (l->errstr), fmt, ap);
+        va_end (ap);
+    }
+    l->done (l, l->arg);
+}
+
+static void load_cb (int errnum, void *arg)
+{
+    struct lookup *l = arg;
+    if (errnum && !l->load_errnum)
+        l->load_errnum = errnum;
+    if (--l->pending == 0) {
+        if (l->load_errnum)
+            finish (l, l->load_errnum, "cannot load KVS object");
+        else
+            lookup_run (l);
+    }
+}
+
+/* Note a missing object (started when the pass ends). */
+static void need (struct lookup *l, const char *ref, enum objtype type)
+{
+    if (kvs_load (l->ctx, ref, type, load_cb, l) == 0)
+        l->pending++;
+    else if (!l->load_errnum)
+        l->load_errnum = errno ? errno : ENOMEM;
+}
+
+/* Resolve a directory-like tree object to a dir object, or NULL if it must
+ * be loaded (loads are requested).  For an hdir, the bucket holding 'name'.
+ */
+static json_t *open_dir (struct lookup *l, json_t *obj, const char *name)
+{
+    if (treeobj_is_dir (obj))
+        return obj;
+    if (treeobj_is_dirref (obj)) {
+        const char *ref = treeobj_blobref_at (obj, 0);
+        json_t *dir = objcache_get_dir (l->ctx->cache, ref);
+        if (!dir)
+            need (l, ref, OBJ_DIR);
+        return dir;
+    }
+    if (treeobj_is_hdir (obj)) {
+        int b = treeobj_hdir_bucket_of (obj, name);
+        const char *ref = treeobj_hdir_ref (obj, b);
+        json_t *dir;
+        if (!ref)
+            return NULL;        /* empty bucket: caller sees ENOENT */
+        if (!(dir = objcache_get_dir (l->ctx->cache, ref)))
+            need (l, ref, OBJ_DIR);
+        return dir;
+    }
+    return NULL;
+}
+
+static bool is_dirlike (json_t *obj)
+{
+    return treeobj_is_dir (obj) || treeobj_is_dirref (obj) || treeobj_is_hdir (obj);
+}
+
+/* Replace l->key by target + remaining components (from index i). */
+static int rewrite_key (struct lookup *l, const char *target, char **comps, int i, int n)
+{
+    size_t len = strlen (target) + 2;
+    for (int j = i; j < n; j++)
+        len += strlen (comps[j]) + 1;
+    char *s = malloc (len);
+    if (!s)
+        return -1;
+    strcpy (s, target);
+    for (int j = i; j < n; j++) {
+        strcat (s, ".");
+        strcat (s, comps[j]);
+    }
+    char *norm = kvs_path_normalize (s);
+    free (s);
+    if (!norm)
+        return -1;
+    free (l->key);
+    l->key = norm;
+    return 0;
+}
+
+/* Produce the final result for 'obj' found at the key. */
+static void deliver (struct lookup *l, json_t *obj)
+{
+    int flags = l->flags;
+
+    if (flags & KVS_TREEOBJ) {
+        l->treeobj = json_incref (obj);
+        finish (l, 0, NULL);
+        return;
+    }
+    if (flags & KVS_READLINK) {
+        if (!treeobj_is_symlink (obj)) {
+            finish (l, EINVAL, "%s is not a symlink", l->orig_key);
+            return;
+        }
+        l->treeobj = json_incref (obj);
+        finish (l, 0, NULL);
+        return;
+    }
+    if (flags & KVS_READDIR) {
+        if (!is_dirlike (obj)) {
+            finish (l, ENOTDIR, "%s is not a directory", l->orig_key);
+            return;
+        }
+        if (treeobj_is_hdir (obj)) {
+            /* flatten: load every bucket, merge entries */
+            int n = treeobj_hdir_buckets (obj);
+            json_t *out = treeobj_create_dir ();
+            if (!out) {
+                finish (l, ENOMEM, NULL);
+                return;
+            }
+            for (int b = 0; b < n; b++) {
+                const char *ref = treeobj_hdir_ref (obj, b);
+                json_t *dir;
+                const char *name;
+                json_t *e;
+                if (!ref)
+                    continue;
+                if (!(dir = objcache_get_dir (l->ctx->cache, ref))) {
+                    need (l, ref, OBJ_DIR);
+                    continue;
+                }
+                json_object_foreach (treeobj_data (dir), name, e)
+                    json_object_set (treeobj_data (out), name, e);
+            }
+            if (l->pending > 0 || l->load_errnum) {
+                json_decref (out);
+                if (l->pending == 0)
+                    finish (l, l->load_errnum, "cannot load KVS object");
+                return;
+            }
+            l->treeobj = out;
+            finish (l, 0, NULL);
+            return;
+        }
+        json_t *dir = open_dir (l, obj, NULL);
+        if (!dir) {
+            if (l->pending == 0)
+                finish (l, l->load_errnum ? l->load_errnum : EPROTO, "cannot load directory");
+            return;
+        }
+        l->treeobj = json_incref (dir);
+        finish (l, 0, NULL);
+        return;
+    }
+    /* a value */
+    if (is_dirlike (obj)) {
+        finish (l, EISDIR, "%s is a directory", l->orig_key);
+        return;
+    }
+    if (treeobj_is_val (obj)) {
+        if (treeobj_decode_val (obj, &l->value, &l->value_len) < 0) {
+            finish (l, EPROTO, "corrupt value at %s", l->orig_key);
+            return;
+        }
+        finish (l, 0, NULL);
+        return;
+    }
+    if (treeobj_is_valref (obj)) {
+        int n = treeobj_blobref_count (obj);
+        size_t total = 0;
+        for (int i = 0; i < n; i++) {
+            const char *ref = treeobj_blobref_at (obj, i);
+            const void *data;
+            size_t len;
+            if (objcache_get_raw (l->ctx->cache, ref, &data, &len) < 0)
+                need (l, ref, OBJ_RAW);
+            else
+                total += len;
+        }
+        if (l->pending > 0)
+            return;
+        if (l->load_errnum) {
+            finish (l, l->load_errnum, "cannot load value of %s", l->orig_key);
+            return;
+        }
+        char *buf = malloc (total + 1);
+        size_t off = 0;
+        if (!buf) {
+            finish (l, ENOMEM, NULL);
+            return;
+        }
+        for (int i = 0; i < n; i++) {
+            const void *data;
+            size_t len;
+            (void)objcache_get_raw (l->ctx->cache, treeobj_blobref_at (obj, i),
+                                    &data, &len);
+            memcpy (buf + off, data, len);
+            off += len;
+        }
+        buf[total] = '\0';
+        l->value = buf;
+        l->value_len = total;
+        finish (l, 0, NULL);
+        return;
+    }
+    finish (l, EPROTO, "unexpected tree object at %s", l->orig_key);
+}
+
+void lookup_run (struct lookup *l)
+{
+    char **comps = NULL;
+    char *buf = NULL;
+    int n;
+
+    if (l->finished)
+        return;
+again:
+    free (comps);
+    free (buf);
+    comps = NULL;
+    buf = NULL;
+    l->load_errnum = 0;
+    json_t *root = objcache_get_dir (l->ctx->cache, l->rootref);
+    if (!root) {
+        need (l, l->rootref, OBJ_DIR);
+        if (l->pending == 0)
+            finish (l, l->load_errnum ? l->load_errnum : EPROTO, "cannot load the root");
+        goto done;
+    }
+    json_t *rootobj = treeobj_create_dirref (l->rootref);
+    if (!rootobj) {
+        finish (l, ENOMEM, NULL);
+        goto done;
+    }
+    if ((n = kvs_path_split (l->key, &comps, &buf)) < 0) {
+        json_decref (rootobj);
+        finish (l, errno, NULL);
+        goto done;
+    }
+    if (n == 0) {
+        deliver (l, (l->flags & (KVS_READDIR | KVS_TREEOBJ)) && !(l->flags & KVS_READDIR)
+                    ? rootobj : root);
+        json_decref (rootobj);
+        goto done;
+    }
+    json_decref (rootobj);
+    json_t *cur = root;     /* a dir-like object */
+    for (int i = 0; i < n; i++) {
+        json_t *dir = open_dir (l, cur, comps[i]);
+        json_t *entry;
+        if (!dir) {
+            if (l->pending == 0 && !l->load_errnum) {
+                /* empty hdir bucket */
+                finish (l, ENOENT, "%s: no such key", l->orig_key);
+            }
+            else if (l->pending == 0)
+                finish (l, l->load_errnum, "cannot load KVS object");
+            goto done;
+        }
+        if (!(entry = treeobj_dir_get (dir, comps[i]))) {
+            finish (l, ENOENT, "%s: no such key", l->orig_key);
+            goto done;
+        }
+        bool last = (i == n - 1);
+        if (treeobj_is_symlink (entry) && (!last || !(l->flags & KVS_READLINK))) {
+            if (++l->links > SYMLINK_MAX) {
+                finish (l, ELOOP, "%s: too many levels of symbolic links", l->orig_key);
+                goto done;
+            }
+            if (rewrite_key (l, treeobj_symlink_target (entry), comps, i + 1, n) < 0) {
+                finish (l, errno, NULL);
+                goto done;
+            }
+            goto again;
+        }
+        if (last) {
+            deliver (l, entry);
+            goto done;
+        }
+        if (!is_dirlike (entry)) {
+            finish (l, ENOTDIR, "%s: a component is not a directory", l->orig_key);
+            goto done;
+        }
+        cur = entry;
+    }
+done:
+    free (comps);
+    free (buf);
+}

@@ -1,0 +1,291 @@
+/* objcache.c - see objcache.h */
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <stdio.h>
+#include "src/common/libutil/hashmap.h"
+#include "src/common/libutil/list.h"
+#include "src/common/libutil/monotime.h"
+#include "src/common/libutil/blobref.h"
+#include "objcache.h"
+
+struct waiter {
+    objcache_wait_f cb;
+    void *arg;
+};
+
+struct entry {
+    char key[BLOBREF_MAX + 2];      /* "d:" or "r:" + blobref */
+    struct list_node lru;
+    bool valid;
+    enum objtype type;
+    json_t *dir;
+    void *data;
+    size_t len;         /* bytes accounted */
+    double lastuse;
+    struct waiter *waiters;
+    int nwaiters;
+};
+
+struct objcache {
+    hashmap_t *map;
+    struct list_node lru;   /* valid entries, least recently used first */
+    size_t bytes;
+    size_t max_bytes;
+    double max_age;
+    size_t pending;
+    size_t nwaiters;
+};
+
+static void entry_free (void *arg)
+{
+    struct entry *e = arg;
+    if (e) {
+        json_decref (e->dir);
+        free (e->data);
+        free (e->waiters);
+        free (e);
+    }
+}
+
+objcache_t *objcache_create (size_t max_bytes, double max_age)
+{
+    objcache_t *c = calloc (1, sizeof (*c));
+    if (!c) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (!(c->map = hashmap_create (entry_free))) {
+        free (c);
+        return NULL;
+    }
+    list_init (&c->lru);
+    c->max_bytes = max_bytes;
+    c->max_age = max_age;
+    return c;
+}
+
+void objcache_destroy (objcache_t *c)
+{
+    if (c) {
+        int saved_errno = errno;
+        hashmap_destroy (c->map);
+        free (c);
+        errno = saved_errno;
+    }
+}
+
+/* Dirs and raw blobs live in separate key spaces: the same bytes could be
+ * both a value and a directory's encoding.
+ */
+static void mkkey (char *buf, size_t size, enum objtype type, const char *ref)
+{
+    snprintf (buf, size, "%c:%s", type == OBJ_DIR ? 'd' : 'r', ref);
+}
+
+static struct entry *get_valid (objcache_t *c, enum objtype type, const char *ref)
+{
+    char key[BLOBREF_MAX + 2];
+    mkkey (key, sizeof (key), type, ref);
+    struct entry *e = hashmap_lookup (c->map, key);
+    if (!e || !e->valid)
+        return NULL;
+    e->lastuse = monotime ();
+    list_del (&e->lru);
+    list_add_tail (&c->lru, &e->lru);
+    return e;
+}
+
+json_t *objcache_get_dir (objcache_t *c, const char *ref)
+{
+    struct entry *e = get_valid (c, OBJ_DIR, ref);
+    return e ? e->dir : NULL;
+}
+
+int objcache_get_raw (objcache_t *c, const char *ref, const void **data, size_t *len)
+{
+    struct entry *e = get_valid (c, OBJ_RAW, ref);
+    if (!e) {
+        errno = ENOENT;
+        return -1;
+    }
+    *data = e->data;
+    *len = e->len;
+    return 0;
+}
+
+bool objcache_has (objcache_t *c, enum objtype type, const char *ref)
+{
+    char key[BLOBREF_MAX + 2];
+    mkkey (key, sizeof (key), type, ref);
+    struct entry *e = hashmap_lookup (c->map, key);
+    return e && e->valid;
+}
+
+static struct entry *entry_get_or_create (objcache_t *c, enum objtype type,
+                                          const char *ref)
+{
+    char key[BLOBREF_MAX + 2];
+    mkkey (key, sizeof (key), type, ref);
+    struct entry *e = hashmap_lookup (c->map, key);
+    if (e)
+        return e;
+    if (!(e = calloc (1, sizeof (*e)))) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    snprintf (e->key, sizeof (e->key), "%s", key);
+    e->type = type;
+    list_node_init (&e->lru);
+    if (hashmap_insert (c->map, e->key, e) < 0) {
+        free (e);
+        return NULL;
+    }
+    return e;
+}
+
+static void make_valid (objcache_t *c, struct entry *e, size_t len)
+{
+    e->valid = true;
+    e->len = len;
+    e->lastuse = monotime ();
+    c->bytes += len;
+    list_add_tail (&c->lru, &e->lru);
+}
+
+int objcache_put_dir (objcache_t *c, const char *ref, json_t *dir, size_t size)
+{
+    struct entry *e;
+    if (!c || !ref || !dir) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(e = entry_get_or_create (c, OBJ_DIR, ref)))
+        return -1;
+    if (e->valid)
+        return 0;
+    e->dir = json_incref (dir);
+    make_valid (c, e, size);
+    return 0;
+}
+
+int objcache_put_raw (objcache_t *c, const char *ref, const void *data, size_t len)
+{
+    struct entry *e;
+    void *cpy;
+    if (!c || !ref || (!data && len > 0)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(e = entry_get_or_create (c, OBJ_RAW, ref)))
+        return -1;
+    if (e->valid)
+        return 0;
+    if (!(cpy = malloc (len ? len : 1))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (len)
+        memcpy (cpy, data, len);
+    e->data = cpy;
+    make_valid (c, e, len);
+    return 0;
+}
+
+int objcache_wait (objcache_t *c, const char *ref, enum objtype type,
+                   objcache_wait_f cb, void *arg)
+{
+    struct entry *e;
+    struct waiter *v;
+    bool first;
+
+    if (!c || !ref || !cb) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(e = entry_get_or_create (c, type, ref)))
+        return -1;
+    if (e->valid) {
+        errno = EEXIST;
+        return -1;
+    }
+    first = e->nwaiters == 0;
+    if (!(v = realloc (e->waiters, (e->nwaiters + 1) * sizeof (*v)))) {
+        if (first && !e->valid)
+            (void)hashmap_delete (c->map, e->key);
+        errno = ENOMEM;
+        return -1;
+    }
+    e->waiters = v;
+    e->waiters[e->nwaiters].cb = cb;
+    e->waiters[e->nwaiters].arg = arg;
+    e->nwaiters++;
+    c->nwaiters++;
+    if (first)
+        c->pending++;
+    return first ? 1 : 0;
+}
+
+void objcache_load_done (objcache_t *c, enum objtype type, const char *ref,
+                         int errnum)
+{
+    char key[BLOBREF_MAX + 2];
+    mkkey (key, sizeof (key), type, ref);
+    struct entry *e = hashmap_lookup (c->map, key);
+    struct waiter *v;
+    int n;
+
+    if (!e || e->nwaiters == 0)
+        return;
+    v = e->waiters;
+    n = e->nwaiters;
+    e->waiters = NULL;
+    e->nwaiters = 0;
+    c->pending--;
+    c->nwaiters -= n;
+    if (!e->valid && !errnum)
+        errnum = EPROTO;    /* "done" without data */
+    if (!e->valid)
+        (void)hashmap_delete (c->map, key);
+    for (int i = 0; i < n; i++)
+        v[i].cb (errnum, v[i].arg);
+    free (v);
+}
+
+static void drop (objcache_t *c, struct entry *e)
+{
+    list_del (&e->lru);
+    c->bytes -= e->len;
+    (void)hashmap_delete (c->map, e->key);
+}
+
+int objcache_expire (objcache_t *c, double now)
+{
+    int count = 0;
+    while (!list_empty (&c->lru)) {
+        struct entry *e = list_entry (c->lru.next, struct entry, lru);
+        if (c->bytes <= c->max_bytes && now - e->lastuse < c->max_age)
+            break;
+        drop (c, e);
+        count++;
+    }
+    return count;
+}
+
+int objcache_clear (objcache_t *c)
+{
+    int count = 0;
+    while (!list_empty (&c->lru)) {
+        drop (c, list_entry (c->lru.next, struct entry, lru));
+        count++;
+    }
+    return count;
+}
+
+void objcache_stats (objcache_t *c, struct objcache_stats *st)
+{
+    st->count = hashmap_size (c->map);
+    st->bytes = c->bytes;
+    st->pending = c->pending;
+    st->waiters = c->nwaiters;
+}

@@ -1,0 +1,63 @@
+/* objcache.h - the KVS module's cache of tree objects and value blobs.
+ *
+ * Entries are keyed by blobref and hold either a parsed directory (a "dir"
+ * tree object, json_t) or raw bytes (a value chunk).  A missing entry is
+ * faulted in by the module from the content service; while the load is in
+ * flight the entry is pending and operations wait on it with a callback.
+ * Exactly one load is issued per entry, however many operations wait.
+ *
+ * Expiry: entries not used for 'max_age' seconds, or the least recently
+ * used ones past 'max_bytes', are dropped by objcache_expire (never
+ * pending ones).
+ *
+ * Ownership: the cache holds a reference to each json_t and owns raw bytes;
+ * borrowed pointers stay valid until the next expire/clear.
+ */
+#ifndef CANOPY_KVS_OBJCACHE_H
+#define CANOPY_KVS_OBJCACHE_H
+
+#include <stddef.h>
+#include <stdbool.h>
+#include <jansson.h>
+
+typedef struct objcache objcache_t;
+
+enum objtype { OBJ_DIR = 1, OBJ_RAW = 2 };
+
+typedef void (*objcache_wait_f)(int errnum, void *arg);
+
+objcache_t *objcache_create (size_t max_bytes, double max_age);
+void objcache_destroy (objcache_t *c);
+
+/* Borrowed directory, or NULL if not (yet) cached. */
+json_t *objcache_get_dir (objcache_t *c, const char *ref);
+int objcache_get_raw (objcache_t *c, const char *ref, const void **data, size_t *len);
+bool objcache_has (objcache_t *c, enum objtype type, const char *ref);
+
+/* Add a loaded or newly made object (dir: a reference is taken). */
+int objcache_put_dir (objcache_t *c, const char *ref, json_t *dir, size_t size);
+int objcache_put_raw (objcache_t *c, const char *ref, const void *data, size_t len);
+
+/* Wait for 'ref'.  Returns 1 if the caller must start the load (first
+ * waiter), 0 if a load is already in flight, -1 on error.
+ */
+int objcache_wait (objcache_t *c, const char *ref, enum objtype type,
+                   objcache_wait_f cb, void *arg);
+/* A load finished: on success the object was put first; run the waiters
+ * (with errnum on failure, then forget the pending entry).
+ */
+void objcache_load_done (objcache_t *c, enum objtype type, const char *ref,
+                         int errnum);
+
+int objcache_expire (objcache_t *c, double now);
+int objcache_clear (objcache_t *c);
+
+struct objcache_stats {
+    size_t count;
+    size_t bytes;
+    size_t pending;
+    size_t waiters;
+};
+void objcache_stats (objcache_t *c, struct objcache_stats *st);
+
+#endif
