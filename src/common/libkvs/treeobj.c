@@ -8,6 +8,7 @@
 #include <string.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "src/common/libutil/blobref.h"
 #include "src/common/libutil/base64.h"
 #include "treeobj.h"
@@ -63,10 +64,10 @@ json_t *treeobj_create_symlink (const char *target)
     return create ("symlink", json_pack ("{s:s}", "target", target));
 }
 
-json_t *treeobj_create_hdir (int nbuckets)
+json_t *treeobj_create_hdir (int level)
 {
     json_t *refs;
-    if (nbuckets < 1 || nbuckets > 65536) {
+    if (level < 0 || level > TREEOBJ_HDIR_MAXLEVEL) {
         errno = EINVAL;
         return NULL;
     }
@@ -74,15 +75,15 @@ json_t *treeobj_create_hdir (int nbuckets)
         errno = ENOMEM;
         return NULL;
     }
-    for (int i = 0; i < nbuckets; i++) {
+    for (int i = 0; i < TREEOBJ_HDIR_FANOUT; i++) {
         if (json_array_append_new (refs, json_null ()) < 0) {
             json_decref (refs);
             errno = ENOMEM;
             return NULL;
         }
     }
-    return create ("hdir", json_pack ("{s:i s:i s:o}", "buckets", nbuckets,
-                                       "count", 0, "refs", refs));
+    return create ("hdir", json_pack ("{s:i s:i s:o}", "count", 0, "level", level,
+                                       "refs", refs));
 }
 
 const char *treeobj_type (const json_t *obj)
@@ -173,13 +174,15 @@ static int validate_one (const json_t *obj, int depth)
     }
     if (!strcmp (type, "hdir")) {
         json_t *refs;
-        int n, count;
+        int level, count;
         size_t i;
         json_t *v;
-        if (json_unpack ((json_t *)data, "{s:i s:i s:o}", "buckets", &n,
-                         "count", &count, "refs", &refs) < 0
-            || n < 1 || n > 65536 || count < 0 || !json_is_array (refs)
-            || json_array_size (refs) != (size_t)n)
+        if (!json_is_object (data) || json_object_size (data) != 3
+            || json_unpack ((json_t *)data, "{s:i s:i s:o}", "count", &count,
+                            "level", &level, "refs", &refs) < 0
+            || level < 0 || level > TREEOBJ_HDIR_MAXLEVEL || count < 0
+            || !json_is_array (refs)
+            || json_array_size (refs) != TREEOBJ_HDIR_FANOUT)
             return -1;
         json_array_foreach (refs, i, v) {
             if (!json_is_null (v)
@@ -332,74 +335,286 @@ const char *treeobj_symlink_target (const json_t *obj)
     return json_string_value (t);
 }
 
-int treeobj_hdir_buckets (const json_t *obj)
+static json_t *hdir_get (const json_t *obj, const char *key)
 {
-    int n;
-    if (!treeobj_is_hdir (obj)
-        || json_unpack (treeobj_data (obj), "{s:i}", "buckets", &n) < 0) {
+    json_t *d;
+    if (!treeobj_is_hdir (obj) || !(d = treeobj_data (obj)) || !json_is_object (d))
+        return NULL;
+    return json_object_get (d, key);
+}
+
+int treeobj_hdir_level (const json_t *obj)
+{
+    json_t *v = hdir_get (obj, "level");
+    if (!v || !json_is_integer (v)) {
         errno = EINVAL;
         return -1;
     }
-    return n;
+    return json_integer_value (v);
 }
 
 int treeobj_hdir_count (const json_t *obj)
 {
-    int n;
-    if (!treeobj_is_hdir (obj)
-        || json_unpack (treeobj_data (obj), "{s:i}", "count", &n) < 0) {
+    json_t *v = hdir_get (obj, "count");
+    if (!v || !json_is_integer (v)) {
         errno = EINVAL;
         return -1;
     }
-    return n;
+    return json_integer_value (v);
 }
 
-/* FNV-1a: stable across platforms and versions (it decides where entries
- * live in stored objects, so it must never change).
- */
-int treeobj_hdir_bucket_of (const json_t *obj, const char *name)
+int treeobj_hdir_set_count (json_t *obj, int count)
 {
-    int n = treeobj_hdir_buckets (obj);
-    uint32_t h = 2166136261u;
-    if (n < 1 || !name)
+    json_t *d = treeobj_data (obj);
+    if (!treeobj_is_hdir (obj) || !d || count < 0) {
+        errno = EINVAL;
         return -1;
+    }
+    return json_object_set_new (d, "count", json_integer (count));
+}
+
+uint64_t treeobj_name_hash (const char *name)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
     for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
         h ^= *p;
-        h *= 16777619u;
+        h *= 0x100000001b3ULL;
     }
-    return h % (uint32_t)n;
+    return h;
 }
 
-const char *treeobj_hdir_ref (const json_t *obj, int bucket)
+int treeobj_hdir_bucket_of (const json_t *obj, const char *name)
 {
-    json_t *refs, *v;
-    if (!treeobj_is_hdir (obj)
-        || json_unpack (treeobj_data (obj), "{s:o}", "refs", &refs) < 0
-        || !(v = json_array_get (refs, bucket))) {
+    int level = treeobj_hdir_level (obj);
+    if (level < 0 || !name)
+        return -1;
+    return (treeobj_name_hash (name) >> (4 * level)) & (TREEOBJ_HDIR_FANOUT - 1);
+}
+
+json_t *treeobj_hdir_slot (const json_t *obj, int slot)
+{
+    json_t *refs = hdir_get (obj, "refs");
+    if (!refs || slot < 0 || slot >= TREEOBJ_HDIR_FANOUT) {
         errno = EINVAL;
         return NULL;
     }
+    return json_array_get (refs, slot);
+}
+
+const char *treeobj_hdir_ref (const json_t *obj, int slot)
+{
+    json_t *v = treeobj_hdir_slot (obj, slot);
+    if (!v)
+        return NULL;
     if (json_is_null (v)) {
         errno = ENOENT;
+        return NULL;
+    }
+    if (!json_is_string (v)) {
+        errno = EINVAL;
         return NULL;
     }
     return json_string_value (v);
 }
 
-char *treeobj_encode (const json_t *obj, size_t *len)
+int treeobj_hdir_set_slot (json_t *obj, int slot, json_t *val)
 {
-    char *s;
-    if (!obj) {
+    json_t *refs = hdir_get (obj, "refs");
+    if (!refs || slot < 0 || slot >= TREEOBJ_HDIR_FANOUT || !val) {
+        json_decref (val);
+        errno = EINVAL;
+        return -1;
+    }
+    return json_array_set_new (refs, slot, val);
+}
+
+json_t *treeobj_hdir_copy (const json_t *obj)
+{
+    json_t *refs = hdir_get (obj, "refs");
+    json_t *copy;
+    if (!refs || !json_is_array (refs)) {
         errno = EINVAL;
         return NULL;
     }
-    if (!(s = json_dumps (obj, JSON_COMPACT | JSON_SORT_KEYS))) {
+    if (!(copy = json_copy (refs))) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return create ("hdir", json_pack ("{s:i s:i s:o}",
+                                       "count", treeobj_hdir_count (obj),
+                                       "level", treeobj_hdir_level (obj),
+                                       "refs", copy));
+}
+
+/* Canonical encoding.
+ *
+ * Written by hand rather than with json_dumps(JSON_SORT_KEYS): the shape
+ * of tree objects is fixed, so only directory names need sorting, and this
+ * runs for every directory of every commit.  Members are emitted in
+ * sorted order ("data", "type", "ver"; "count", "level", "refs";
+ * "target"), strings are escaped minimally (quote, backslash, control
+ * characters), so the output is valid compact JSON and stable forever.
+ */
+struct buf {
+    char *s;
+    size_t len;
+    size_t cap;
+};
+
+static int buf_grow (struct buf *b, size_t need)
+{
+    if (b->len + need + 1 <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap * 2 : 256;
+    while (cap < b->len + need + 1)
+        cap *= 2;
+    char *p = realloc (b->s, cap);
+    if (!p)
+        return -1;
+    b->s = p;
+    b->cap = cap;
+    return 0;
+}
+
+static int buf_put (struct buf *b, const char *s, size_t n)
+{
+    if (buf_grow (b, n) < 0)
+        return -1;
+    memcpy (b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+    return 0;
+}
+
+static int buf_str (struct buf *b, const char *s)
+{
+    return buf_put (b, s, strlen (s));
+}
+
+static int buf_json_string (struct buf *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (buf_grow (b, n * 6 + 2) < 0)
+        return -1;
+    char *p = b->s + b->len;
+    *p++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        if (c == '"' || c == '\\') {
+            *p++ = '\\';
+            *p++ = c;
+        }
+        else if (c < 0x20) {
+            *p++ = '\\';
+            *p++ = 'u';
+            *p++ = '0';
+            *p++ = '0';
+            *p++ = hex[c >> 4];
+            *p++ = hex[c & 15];
+        }
+        else
+            *p++ = c;
+    }
+    *p++ = '"';
+    b->len = p - b->s;
+    b->s[b->len] = '\0';
+    return 0;
+}
+
+static int cmp_names (const void *a, const void *b)
+{
+    return strcmp (*(const char **)a, *(const char **)b);
+}
+
+static int encode_obj (struct buf *b, const json_t *obj);
+
+static int encode_value (struct buf *b, const json_t *v)
+{
+    char num[32];
+    if (json_is_null (v))
+        return buf_put (b, "null", 4);
+    if (json_is_string (v))
+        return buf_json_string (b, json_string_value (v), json_string_length (v));
+    if (json_is_integer (v)) {
+        snprintf (num, sizeof (num), "%" JSON_INTEGER_FORMAT, json_integer_value (v));
+        return buf_str (b, num);
+    }
+    if (json_is_array (v)) {
+        size_t i;
+        json_t *e;
+        if (buf_put (b, "[", 1) < 0)
+            return -1;
+        json_array_foreach ((json_t *)v, i, e) {
+            if ((i > 0 && buf_put (b, ",", 1) < 0) || encode_value (b, e) < 0)
+                return -1;
+        }
+        return buf_put (b, "]", 1);
+    }
+    if (json_is_object (v)) {
+        if (treeobj_type (v))
+            return encode_obj (b, v);
+        /* a plain object (dir data, hdir data, symlink data): sorted keys */
+        size_t n = json_object_size (v), i = 0;
+        const char **names = malloc ((n + 1) * sizeof (char *));
+        const char *name;
+        json_t *e;
+        int rc = -1;
+        if (!names)
+            return -1;
+        json_object_foreach ((json_t *)v, name, e)
+            names[i++] = name;
+        qsort (names, n, sizeof (char *), cmp_names);
+        if (buf_put (b, "{", 1) < 0)
+            goto done;
+        for (i = 0; i < n; i++) {
+            if ((i > 0 && buf_put (b, ",", 1) < 0)
+                || buf_json_string (b, names[i], strlen (names[i])) < 0
+                || buf_put (b, ":", 1) < 0
+                || encode_value (b, json_object_get (v, names[i])) < 0)
+                goto done;
+        }
+        rc = buf_put (b, "}", 1);
+done:
+        free (names);
+        return rc;
+    }
+    if (json_is_true (v))
+        return buf_put (b, "true", 4);
+    if (json_is_false (v))
+        return buf_put (b, "false", 5);
+    return -1;      /* reals do not occur in tree objects */
+}
+
+static int encode_obj (struct buf *b, const json_t *obj)
+{
+    const char *type = treeobj_type (obj);
+    json_t *data = treeobj_data (obj);
+    if (!type || !data)
+        return -1;
+    if (buf_put (b, "{\"data\":", 8) < 0
+        || encode_value (b, data) < 0
+        || buf_put (b, ",\"type\":", 8) < 0
+        || buf_json_string (b, type, strlen (type)) < 0
+        || buf_put (b, ",\"ver\":1}", 9) < 0)
+        return -1;
+    return 0;
+}
+
+char *treeobj_encode (const json_t *obj, size_t *len)
+{
+    struct buf b = { NULL, 0, 0 };
+    if (!obj || !treeobj_type (obj)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (encode_obj (&b, obj) < 0) {
+        free (b.s);
         errno = ENOMEM;
         return NULL;
     }
     if (len)
-        *len = strlen (s);
-    return s;
+        *len = b.len;
+    return b.s;
 }
 
 char *treeobj_encode_ref (const json_t *obj, size_t *len, char *ref, size_t refsize)

@@ -5,9 +5,14 @@
  *   dir      data: {name: treeobj, ...}
  *   dirref   data: [blobref] (a dir stored as a blob)
  *   symlink  data: {"target": key}
- *   hdir     data: {"buckets": N, "count": n, "refs": [blobref|null, ...]}
- *            a hashed directory: entries spread over N bucket dirs by a
- *            hash of the name (bucket blobs are plain dir objects)
+ *   hdir     data: {"count": n, "level": L, "refs": [16 x blobref|null]}
+ *            a hashed directory of n entries: an entry lives in slot
+ *            (hash(name) >> 4L) & 15, whose blob is a "dir" (a bucket) or
+ *            another "hdir" of level L+1 (a HAMT).  A dirref may refer to
+ *            a dir or an hdir blob.
+ *
+ * While the KVS applies a transaction, hdir slots may also hold inline
+ * dir/hdir objects (the working form); stored objects never do.
  *
  * Objects are jansson json_t; functions that return json_t give a new
  * reference unless documented as borrowed.  treeobj_validate checks the
@@ -20,6 +25,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <jansson.h>
 
 json_t *treeobj_create_val (const void *data, size_t len);
@@ -27,7 +33,8 @@ json_t *treeobj_create_valref (void);
 json_t *treeobj_create_dir (void);
 json_t *treeobj_create_dirref (const char *blobref);
 json_t *treeobj_create_symlink (const char *target);
-json_t *treeobj_create_hdir (int nbuckets);
+enum { TREEOBJ_HDIR_FANOUT = 16, TREEOBJ_HDIR_MAXLEVEL = 15 };
+json_t *treeobj_create_hdir (int level);
 
 int treeobj_validate (const json_t *obj);
 const char *treeobj_type (const json_t *obj);
@@ -56,10 +63,19 @@ json_t *treeobj_dir_copy (const json_t *dir);
 /* symlink */
 const char *treeobj_symlink_target (const json_t *obj);
 /* hdir */
-int treeobj_hdir_buckets (const json_t *obj);
+int treeobj_hdir_level (const json_t *obj);
 int treeobj_hdir_count (const json_t *obj);
+int treeobj_hdir_set_count (json_t *obj, int count);
 int treeobj_hdir_bucket_of (const json_t *obj, const char *name);
-const char *treeobj_hdir_ref (const json_t *obj, int bucket);
+/* The stored ref in slot i, or NULL (ENOENT if empty, EINVAL if inline). */
+const char *treeobj_hdir_ref (const json_t *obj, int slot);
+/* Any slot content (null, string or inline object), borrowed. */
+json_t *treeobj_hdir_slot (const json_t *obj, int slot);
+int treeobj_hdir_set_slot (json_t *obj, int slot, json_t *val);   /* steals */
+/* A new hdir sharing the slots (a shallow copy). */
+json_t *treeobj_hdir_copy (const json_t *obj);
+/* 64-bit name hash used to place entries (FNV-1a: never to change). */
+uint64_t treeobj_name_hash (const char *name);
 
 char *treeobj_encode (const json_t *obj, size_t *len);
 json_t *treeobj_decode (const void *buf, size_t len);

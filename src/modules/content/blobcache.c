@@ -148,11 +148,19 @@ struct blobentry *blobcache_insert (blobcache_t *bc, const void *data, size_t le
                                     bool dirty, bool *added)
 {
     char ref[BLOBREF_MAX];
-    struct blobentry *e;
-    struct node *n;
 
     if (blobref_hash (data, len, ref, sizeof (ref)) < 0)
         return NULL;
+    return blobcache_insert_ref (bc, ref, data, len, dirty, added);
+}
+
+struct blobentry *blobcache_insert_ref (blobcache_t *bc, const char *ref,
+                                        const void *data, size_t len,
+                                        bool dirty, bool *added)
+{
+    struct blobentry *e;
+    struct node *n;
+
     if ((e = blobcache_lookup (bc, ref)) && e->valid) {
         if (added)
             *added = false;

@@ -45,6 +45,10 @@ int blobcache_fill (blobcache_t *bc, struct blobentry *e, const void *data,
  */
 struct blobentry *blobcache_insert (blobcache_t *bc, const void *data, size_t len,
                                     bool dirty, bool *added);
+/* The same with the ref already known (the caller vouches for it). */
+struct blobentry *blobcache_insert_ref (blobcache_t *bc, const char *ref,
+                                        const void *data, size_t len,
+                                        bool dirty, bool *added);
 void blobcache_mark_clean (blobcache_t *bc, struct blobentry *e);
 void blobcache_touch (blobcache_t *bc, struct blobentry *e);
 int blobcache_park (struct blobentry *e, const canopy_msg_t *msg);

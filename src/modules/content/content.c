@@ -3,6 +3,8 @@
  *   content.load        raw blobref -> raw blob (ENOENT if unknown)
  *   content.store       raw blob -> {"ref"}
  *   content.store-batch raw [u32 len, bytes]... -> {"refs": [...]}
+ *   content.store-local raw [ref, u32 len, bytes]... (local modules only:
+ *                       the sender vouches for the refs; no re-hashing)
  *   content.flush       answer once every blob here is safe upstream
  *   content.stats       counters
  *   content.dropcache   drop clean entries
@@ -216,9 +218,10 @@ static void upstream_store_cb (canopy_future_t *f, void *arg)
     blobcache_purge (ctx->cache, false);
 }
 
-/* Parse a request into (data, len) blobs. */
-static int parse_blobs (const canopy_msg_t *msg, bool batch,
-                        const void ***datav, size_t **lenv, int *count)
+/* Parse a request into (data, len) blobs (and refs, for store-local). */
+static int parse_blobs (const canopy_msg_t *msg, bool batch, bool withref,
+                        const char ***refv, const void ***datav, size_t **lenv,
+                        int *count)
 {
     const uint8_t *p;
     size_t len;
@@ -242,7 +245,15 @@ static int parse_blobs (const canopy_msg_t *msg, bool batch,
         return 0;
     }
     size_t off = 0;
+    const char **rv = NULL;
     while (off < len) {
+        const char *ref = NULL;
+        if (withref) {
+            if (len - off < BLOBREF_STRLEN + 4)
+                goto proto;
+            ref = (const char *)p + off;
+            off += BLOBREF_STRLEN;
+        }
         if (len - off < 4)
             goto proto;
         uint32_t blen = ((uint32_t)p[off] << 24) | ((uint32_t)p[off + 1] << 16)
@@ -254,17 +265,23 @@ static int parse_blobs (const canopy_msg_t *msg, bool batch,
             alloc = alloc ? alloc * 2 : 16;
             const void **d2 = realloc (dv, alloc * sizeof (*dv));
             size_t *l2 = realloc (lv, alloc * sizeof (*lv));
+            const char **r2 = withref ? realloc (rv, alloc * sizeof (*rv)) : NULL;
             if (d2)
                 dv = d2;
             if (l2)
                 lv = l2;
-            if (!d2 || !l2) {
+            if (r2)
+                rv = r2;
+            if (!d2 || !l2 || (withref && !r2)) {
                 free (dv);
                 free (lv);
+                free (rv);
                 errno = ENOMEM;
                 return -1;
             }
         }
+        if (withref)
+            rv[n] = ref;
         dv[n] = p + off;
         lv[n] = blen;
         n++;
@@ -273,25 +290,32 @@ static int parse_blobs (const canopy_msg_t *msg, bool batch,
     *datav = dv;
     *lenv = lv;
     *count = n;
+    if (refv)
+        *refv = rv;
+    else
+        free (rv);
     return 0;
 proto:
     free (dv);
     free (lv);
+    free (rv);
     errno = EPROTO;
     return -1;
 }
 
-static void store_common (struct content_ctx *ctx, const canopy_msg_t *msg, bool batch)
+static void store_common (struct content_ctx *ctx, const canopy_msg_t *msg, bool batch,
+                          bool withref)
 {
     const void **datav = NULL;
     size_t *lenv = NULL;
+    const char **refv = NULL;
     int n = 0;
     struct store_op *op = NULL;
     char **upref = NULL;
     int nup = 0;
     size_t upbytes = 0;
 
-    if (parse_blobs (msg, batch, &datav, &lenv, &n) < 0) {
+    if (parse_blobs (msg, batch, withref, &refv, &datav, &lenv, &n) < 0) {
         canopy_respond_error (ctx->h, msg, errno, "malformed content store request");
         return;
     }
@@ -304,12 +328,20 @@ static void store_common (struct content_ctx *ctx, const canopy_msg_t *msg, bool
         bool added;
         struct blobentry *e;
         char ref[BLOBREF_MAX];
-        if (blobref_hash (datav[i], lenv[i], ref, sizeof (ref)) < 0)
+        if (withref) {
+            memcpy (ref, refv[i], BLOBREF_STRLEN);
+            ref[BLOBREF_STRLEN] = '\0';
+            if (blobref_validate (ref) < 0) {
+                canopy_respond_error (ctx->h, msg, EPROTO, "bad blobref");
+                goto done;
+            }
+        }
+        else if (blobref_hash (datav[i], lenv[i], ref, sizeof (ref)) < 0)
             goto nomem;
         e = blobcache_lookup (ctx->cache, ref);
         bool was_pending = e && !e->valid;
-        if (!(e = blobcache_insert (ctx->cache, datav[i], lenv[i], ctx->rank > 0,
-                                    &added)))
+        if (!(e = blobcache_insert_ref (ctx->cache, ref, datav[i], lenv[i],
+                                        ctx->rank > 0, &added)))
             goto nomem;
         ctx->stores++;
         if (was_pending)
@@ -328,6 +360,7 @@ static void store_common (struct content_ctx *ctx, const canopy_msg_t *msg, bool
         free (upref);
         free (datav);
         free (lenv);
+        free (refv);
         blobcache_purge (ctx->cache, false);
         return;
     }
@@ -360,25 +393,44 @@ static void store_common (struct content_ctx *ctx, const canopy_msg_t *msg, bool
     free (upref);
     free (datav);
     free (lenv);
+    free (refv);
     return;
 nomem:
     canopy_respond_error (ctx->h, msg, ENOMEM, NULL);
+done:
     store_op_destroy (op);
     free (upref);
     free (datav);
     free (lenv);
+    free (refv);
 }
 
 static void store_cb (canopy_t *h, canopy_msg_handler_t *mh,
                       const canopy_msg_t *msg, void *arg)
 {
-    store_common (arg, msg, false);
+    store_common (arg, msg, false, false);
 }
 
 static void store_batch_cb (canopy_t *h, canopy_msg_handler_t *mh,
                             const canopy_msg_t *msg, void *arg)
 {
-    store_common (arg, msg, true);
+    store_common (arg, msg, true, false);
+}
+
+/* Only a module on this broker may vouch for refs. */
+static void store_local_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                            const canopy_msg_t *msg, void *arg)
+{
+    struct content_ctx *ctx = arg;
+    const char *sender = canopy_msg_route_last (msg);
+    char prefix[32];
+    snprintf (prefix, sizeof (prefix), "%u:m", ctx->rank);
+    if (canopy_msg_route_count (msg) != 1 || !sender
+        || strncmp (sender, prefix, strlen (prefix)) != 0) {
+        canopy_respond_error (h, msg, EPERM, "content.store-local is for local modules");
+        return;
+    }
+    store_common (ctx, msg, true, true);
 }
 
 /* Flush: answer when nothing is dirty (ranks > 0). */
@@ -453,6 +505,7 @@ static const struct canopy_msg_handler_spec htab[] = {
     { CANOPY_MSGTYPE_REQUEST, "content.load", load_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "content.store", store_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "content.store-batch", store_batch_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "content.store-local", store_local_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "content.flush", flush_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "content.stats", stats_cb, CANOPY_ROLE_USER },
     { CANOPY_MSGTYPE_REQUEST, "content.dropcache", dropcache_cb, 0 },

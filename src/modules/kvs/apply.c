@@ -20,8 +20,8 @@
 #include <stdio.h>
 #include <stdint.h>
 #include <canopy/canopy.h>
-#include "src/common/libutil/hashmap.h"
 #include "src/common/libutil/monotime.h"
+#include "src/common/libutil/list.h"
 #include "src/common/libkvs/treeobj.h"
 #include "src/common/libkvs/kvs_path.h"
 #include "src/common/libkvs/blobtab.h"
@@ -37,14 +37,79 @@ struct newdir {
     size_t size;
 };
 
+/* A set of pointers (open addressing): the directories the current fence
+ * owns and may change in place.
+ */
+struct ptrset {
+    const void **v;
+    size_t cap;         /* power of two */
+    size_t count;
+};
+
+static void ptrset_clear (struct ptrset *ps)
+{
+    if (ps->v)
+        memset (ps->v, 0, ps->cap * sizeof (*ps->v));
+    ps->count = 0;
+}
+
+static size_t ptr_hash (const void *p, size_t cap)
+{
+    uint64_t x = (uintptr_t)p;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return x & (cap - 1);
+}
+
+static bool ptrset_has (const struct ptrset *ps, const void *p)
+{
+    if (!ps->v)
+        return false;
+    for (size_t i = ptr_hash (p, ps->cap); ps->v[i]; i = (i + 1) & (ps->cap - 1)) {
+        if (ps->v[i] == p)
+            return true;
+    }
+    return false;
+}
+
+static int ptrset_add (struct ptrset *ps, const void *p)
+{
+    if (ptrset_has (ps, p))
+        return 0;
+    if ((ps->count + 1) * 2 > ps->cap) {
+        size_t cap = ps->cap ? ps->cap * 2 : 64;
+        const void **v = calloc (cap, sizeof (*v));
+        if (!v)
+            return -1;
+        for (size_t i = 0; i < ps->cap; i++) {
+            if (ps->v[i]) {
+                size_t j = ptr_hash (ps->v[i], cap);
+                while (v[j])
+                    j = (j + 1) & (cap - 1);
+                v[j] = ps->v[i];
+            }
+        }
+        free (ps->v);
+        ps->v = v;
+        ps->cap = cap;
+    }
+    size_t i = ptr_hash (p, ps->cap);
+    while (ps->v[i])
+        i = (i + 1) & (ps->cap - 1);
+    ps->v[i] = p;
+    ps->count++;
+    return 0;
+}
+
 struct round {
     struct applier *a;
     struct ready_fence *fences[MAX_BATCH];
     int nfences;
     int *failed;                /* errnum per fence, 0 = ok */
     char (*errstr)[160];
-    json_t *root;               /* working root (dir) */
-    hashmap_t *gen;             /* dirs owned by the current fence */
+    json_t *root;               /* working root (dir or hdir) */
+    struct ptrset gen;          /* dirs owned by the current fence */
     int pending;                /* loads outstanding */
     int load_errnum;
     blobtab_t *store;           /* blobs to store: new dirs + values */
@@ -59,6 +124,14 @@ struct applier {
     struct kvs_ctx *ctx;
     struct round *round;
     canopy_watcher_t *prep;
+    struct list_node stores;    /* pipelined content stores in flight */
+    int nstores;
+};
+
+struct inflight {
+    struct list_node node;
+    struct applier *a;
+    canopy_future_t *f;
 };
 
 static void round_destroy (struct round *rd)
@@ -73,89 +146,172 @@ static void round_destroy (struct round *rd)
     free (rd->failed);
     free (rd->errstr);
     json_decref (rd->root);
-    hashmap_destroy (rd->gen);
+    free (rd->gen.v);
     blobtab_destroy (rd->store);
     canopy_future_destroy (rd->store_f);
     free (rd);
 }
 
-static void gen_mark (struct round *rd, json_t *dir)
+static int gen_mark (struct round *rd, json_t *dir)
 {
-    char key[32];
-    snprintf (key, sizeof (key), "%p", (void *)dir);
-    (void)hashmap_update (rd->gen, key, (void *)1);
+    return ptrset_add (&rd->gen, dir);
 }
 
 static bool gen_owns (struct round *rd, json_t *dir)
 {
-    char key[32];
-    snprintf (key, sizeof (key), "%p", (void *)dir);
-    return hashmap_lookup (rd->gen, key) != NULL;
+    return ptrset_has (&rd->gen, dir);
 }
 
 static void load_cb (int errnum, void *arg);
 
-/* Return a directory object for an entry that the fence may modify, or
- * NULL with EAGAIN if it must be loaded first.
+static bool is_dirlike (json_t *obj)
+{
+    return treeobj_is_dir (obj) || treeobj_is_hdir (obj);
+}
+
+/* Fetch the stored directory (dir or hdir) a ref names, or NULL with
+ * EAGAIN after requesting it.
  */
-static json_t *mutable_child (struct round *rd, json_t *parent, const char *name,
-                              json_t *entry)
+static json_t *load_dirlike (struct round *rd, const char *ref)
 {
     struct kvs_ctx *ctx = rd->a->ctx;
+    json_t *dir = objcache_get_dir (ctx->cache, ref);
+    if (!dir) {
+        if (kvs_load (ctx, ref, OBJ_DIR, load_cb, rd) == 0)
+            rd->pending++;
+        else if (!rd->load_errnum)
+            rd->load_errnum = errno;
+        errno = EAGAIN;
+        return NULL;
+    }
+    return dir;
+}
+
+/* A copy of a directory-like value the current fence may change in place
+ * (the value itself if the fence already owns it).  'entry' may be a dir,
+ * an hdir, a dirref (loaded), or anything else (replaced by a new dir).
+ * NULL with EAGAIN if a load is needed.
+ */
+static json_t *own (struct round *rd, json_t *entry)
+{
     json_t *copy;
 
-    if (treeobj_is_dir (entry)) {
-        if (gen_owns (rd, entry))
-            return entry;
-        if (!(copy = treeobj_dir_copy (entry)))
+    if (entry && is_dirlike (entry) && gen_owns (rd, entry))
+        return json_incref (entry);
+    if (entry && treeobj_is_dirref (entry)) {
+        if (!(entry = load_dirlike (rd, treeobj_blobref_at (entry, 0))))
             return NULL;
     }
-    else if (treeobj_is_dirref (entry)) {
-        const char *ref = treeobj_blobref_at (entry, 0);
-        json_t *dir = objcache_get_dir (ctx->cache, ref);
-        if (!dir) {
-            if (kvs_load (ctx, ref, OBJ_DIR, load_cb, rd) == 0)
-                rd->pending++;
-            else if (!rd->load_errnum)
-                rd->load_errnum = errno;
-            errno = EAGAIN;
+    if (entry && treeobj_is_dir (entry))
+        copy = treeobj_dir_copy (entry);
+    else if (entry && treeobj_is_hdir (entry))
+        copy = treeobj_hdir_copy (entry);
+    else
+        copy = treeobj_create_dir ();
+    if (!copy || gen_mark (rd, copy) < 0) {
+        json_decref (copy);
+        errno = ENOMEM;
+        return NULL;
+    }
+    return copy;
+}
+
+/* Look 'name' up in a directory-like object (borrowed result; NULL with
+ * ENOENT, or EAGAIN if a bucket must be loaded).
+ */
+static json_t *dl_get (struct round *rd, json_t *dir, const char *name)
+{
+    while (treeobj_is_hdir (dir)) {
+        json_t *slot = treeobj_hdir_slot (dir, treeobj_hdir_bucket_of (dir, name));
+        if (!slot || json_is_null (slot)) {
+            errno = ENOENT;
             return NULL;
         }
-        if (!(copy = treeobj_dir_copy (dir)))
-            return NULL;
+        if (json_is_string (slot)) {
+            if (!(dir = load_dirlike (rd, json_string_value (slot))))
+                return NULL;
+        }
+        else
+            dir = slot;
     }
-    else {
-        if (!(copy = treeobj_create_dir ()))
-            return NULL;
+    json_t *e = treeobj_dir_get (dir, name);
+    if (!e)
+        errno = ENOENT;
+    return e;
+}
+
+/* Set (entry non-NULL, stolen) or remove 'name' in an owned directory-like
+ * object.  *delta gets +1 (added), -1 (removed) or 0.  hdir counts are
+ * kept up to date on the way back.
+ */
+static int dl_set (struct round *rd, json_t *dir, const char *name, json_t *entry,
+                   int *delta)
+{
+    if (treeobj_is_hdir (dir)) {
+        int slot = treeobj_hdir_bucket_of (dir, name);
+        json_t *cur = treeobj_hdir_slot (dir, slot);
+        json_t *bucket;
+        int d = 0;
+        if ((!cur || json_is_null (cur)) && !entry) {
+            *delta = 0;
+            return 0;
+        }
+        if (!cur || json_is_null (cur))
+            bucket = own (rd, NULL);
+        else if (json_is_string (cur)) {
+            json_t *stored = load_dirlike (rd, json_string_value (cur));
+            bucket = stored ? own (rd, stored) : NULL;
+        }
+        else
+            bucket = own (rd, cur);
+        if (!bucket) {
+            json_decref (entry);
+            return -1;
+        }
+        if (dl_set (rd, bucket, name, entry, &d) < 0) {
+            json_decref (bucket);
+            return -1;
+        }
+        if (treeobj_hdir_set_slot (dir, slot, bucket) < 0)
+            return -1;
+        *delta = d;
+        return treeobj_hdir_set_count (dir, treeobj_hdir_count (dir) + d);
     }
-    gen_mark (rd, copy);
-    if (treeobj_dir_set (parent, name, copy) < 0)
-        return NULL;
-    return copy;
+    bool existed = treeobj_dir_get (dir, name) != NULL;
+    if (!entry) {
+        (void)treeobj_dir_remove (dir, name);
+        *delta = existed ? -1 : 0;
+        return 0;
+    }
+    *delta = existed ? 0 : 1;
+    return treeobj_dir_set (dir, name, entry);
 }
 
 static int apply_op (struct round *rd, const char *key, json_t *obj, int links)
 {
     char **comps = NULL;
     char *buf = NULL;
-    int n, rc = -1;
+    int n, rc = -1, delta;
     json_t *dir;
 
     if ((n = kvs_path_split (key, &comps, &buf)) < 0)
         return -1;
     if (n == 0) {       /* the root itself: replaced by an (empty) dir */
         json_t *nr = treeobj_create_dir ();
-        if (!nr)
+        if (!nr || gen_mark (rd, nr) < 0) {
+            json_decref (nr);
             goto done;
+        }
         json_decref (rd->root);
         rd->root = nr;
-        gen_mark (rd, nr);
         rc = 0;
         goto done;
     }
     dir = rd->root;
     for (int i = 0; i < n - 1; i++) {
-        json_t *entry = treeobj_dir_get (dir, comps[i]);
+        json_t *entry = dl_get (rd, dir, comps[i]);
+        if (!entry && errno == EAGAIN)
+            goto done;
         if (entry && treeobj_is_symlink (entry)) {
             if (links >= SYMLINK_MAX) {
                 errno = ELOOP;
@@ -181,19 +337,22 @@ static int apply_op (struct round *rd, const char *key, json_t *obj, int links)
             free (norm);
             goto done;
         }
-        if (entry && treeobj_is_hdir (entry)) {
-            errno = EINVAL;     /* hashed dirs: see hdir support */
+        json_t *sub = own (rd, entry);
+        if (!sub)
             goto done;
+        if (sub != entry) {
+            if (dl_set (rd, dir, comps[i], json_incref (sub), &delta) < 0) {
+                json_decref (sub);
+                goto done;
+            }
         }
-        if (!(dir = mutable_child (rd, dir, comps[i], entry ? entry : json_null ())))
-            goto done;
+        json_decref (sub);
+        dir = sub;
     }
-    if (json_is_null (obj)) {
-        (void)treeobj_dir_remove (dir, comps[n - 1]);
-        rc = 0;
-    }
+    if (json_is_null (obj))
+        rc = dl_set (rd, dir, comps[n - 1], NULL, &delta);
     else
-        rc = treeobj_dir_set (dir, comps[n - 1], json_incref (obj));
+        rc = dl_set (rd, dir, comps[n - 1], json_incref (obj), &delta);
 done:
     free (comps);
     free (buf);
@@ -223,17 +382,14 @@ static int apply_all (struct round *rd)
         json_t *op;
 
         rd->failed[i] = 0;
-        hashmap_clear (rd->gen);
-        if (!gen_owns (rd, rd->root)) {
-            json_t *copy = treeobj_dir_copy (rd->root);
-            if (!copy) {
-                json_decref (saved);
-                return -1;
-            }
-            json_decref (rd->root);
-            rd->root = copy;
-            gen_mark (rd, copy);
+        ptrset_clear (&rd->gen);
+        json_t *copy = own (rd, rd->root);
+        if (!copy) {
+            json_decref (saved);
+            return -1;
         }
+        json_decref (rd->root);
+        rd->root = copy;
         json_array_foreach (rf->ops, j, op) {
             const char *key = json_string_value (json_array_get (op, 0));
             char *norm = kvs_path_normalize (key);
@@ -263,31 +419,15 @@ static int apply_all (struct round *rd)
     return 0;
 }
 
-/* Replace every inline dir below 'dir' by a dirref to its stored form;
- * returns the ref of 'dir' itself in 'ref'.
- */
-static int unroll (struct round *rd, json_t *dir, char *ref)
+static int store_dir (struct round *rd, json_t *dir, char *ref)
 {
-    json_t *data = treeobj_data (dir);
-    const char *name;
-    json_t *entry;
-    void *tmp;
-    char *enc;
     size_t len;
+    char *enc;
+    int rc;
 
-    json_object_foreach_safe (data, tmp, name, entry) {
-        if (treeobj_is_dir (entry)) {
-            char cref[BLOBREF_MAX];
-            json_t *dref;
-            if (unroll (rd, entry, cref) < 0 || !(dref = treeobj_create_dirref (cref)))
-                return -1;
-            if (json_object_set_new (data, name, dref) < 0)
-                return -1;
-        }
-    }
     if (!(enc = treeobj_encode_ref (dir, &len, ref, BLOBREF_MAX)))
         return -1;
-    int rc = blobtab_add (rd->store, ref, enc, len, NULL, 0);
+    rc = blobtab_add (rd->store, ref, enc, len, NULL, 0);
     free (enc);
     if (rc < 0)
         return -1;
@@ -302,6 +442,90 @@ static int unroll (struct round *rd, json_t *dir, char *ref)
         rd->nnewdirs++;
     }
     return 0;
+}
+
+static int unroll (struct round *rd, json_t *dir, int level, char *ref);
+
+/* A dir with too many entries becomes an hdir of the given level. */
+static json_t *to_hdir (json_t *dir, int level)
+{
+    json_t *h = treeobj_create_hdir (level);
+    const char *name;
+    json_t *e;
+    int count = 0;
+
+    if (!h)
+        return NULL;
+    json_object_foreach (treeobj_data (dir), name, e) {
+        int slot = treeobj_hdir_bucket_of (h, name);
+        json_t *bucket = treeobj_hdir_slot (h, slot);
+        if (json_is_null (bucket)) {
+            if (!(bucket = treeobj_create_dir ())
+                || treeobj_hdir_set_slot (h, slot, bucket) < 0)
+                goto error;
+        }
+        if (treeobj_dir_set (bucket, name, json_incref (e)) < 0)
+            goto error;
+        count++;
+    }
+    if (treeobj_hdir_set_count (h, count) < 0)
+        goto error;
+    return h;
+error:
+    json_decref (h);
+    return NULL;
+}
+
+/* Store a directory-like working object and everything new below it;
+ * inline children become dirrefs (slots of an hdir become refs).  'level'
+ * is the hash level a dir would get if it grew too big.
+ */
+static int unroll (struct round *rd, json_t *dir, int level, char *ref)
+{
+    struct kvs_ctx *ctx = rd->a->ctx;
+
+    if (treeobj_is_hdir (dir)) {
+        for (int i = 0; i < TREEOBJ_HDIR_FANOUT; i++) {
+            json_t *slot = treeobj_hdir_slot (dir, i);
+            char cref[BLOBREF_MAX];
+            if (!slot || !json_is_object (slot))
+                continue;
+            if (treeobj_is_dir (slot) && treeobj_dir_count (slot) == 0) {
+                if (treeobj_hdir_set_slot (dir, i, json_null ()) < 0)
+                    return -1;
+                continue;
+            }
+            if (unroll (rd, slot, treeobj_hdir_level (dir) + 1, cref) < 0
+                || treeobj_hdir_set_slot (dir, i, json_string (cref)) < 0)
+                return -1;
+        }
+        return store_dir (rd, dir, ref);
+    }
+    json_t *data = treeobj_data (dir);
+    const char *name;
+    json_t *entry;
+    void *tmp;
+    json_object_foreach_safe (data, tmp, name, entry) {
+        if (is_dirlike (entry)) {
+            char cref[BLOBREF_MAX];
+            json_t *dref;
+            if (unroll (rd, entry, 0, cref) < 0 || !(dref = treeobj_create_dirref (cref)))
+                return -1;
+            if (json_object_set_new (data, name, dref) < 0)
+                return -1;
+        }
+    }
+    if (json_object_size (data) > (size_t)ctx->limits.hdir_threshold
+        && level <= TREEOBJ_HDIR_MAXLEVEL) {
+        json_t *h = to_hdir (dir, level);
+        int rc;
+        if (!h)
+            return -1;
+        rc = unroll (rd, h, level, ref);
+        json_decref (h);
+        return rc;
+    }
+    return store_dir (rd, dir, ref);
 }
 
 static void round_finish (struct round *rd, int errnum, const char *errstr);
@@ -343,7 +567,25 @@ static void load_cb (int errnum, void *arg)
     }
 }
 
-static int store_all (struct round *rd)
+static void inflight_cb (canopy_future_t *f, void *arg)
+{
+    struct inflight *in = arg;
+    struct kvs_ctx *ctx = in->a->ctx;
+    if (canopy_future_get (f, NULL) < 0)
+        canopy_log (ctx->h, LOG_CRIT, "content store of a published version failed: %s",
+                    canopy_future_error_string (f));
+    list_del (&in->node);
+    in->a->nstores--;
+    canopy_future_destroy (f);
+    free (in);
+}
+
+/* Send every new blob to the content service.  Unless 'wait', the round
+ * goes on at once: the store travels to the content service over the
+ * same FIFO pipes as the setroot event that follows it, so any broker's
+ * load of a new object reaches the content service after the store.
+ */
+static int store_all (struct round *rd, bool wait)
 {
     struct kvs_ctx *ctx = rd->a->ctx;
     int n = blobtab_count (rd->store);
@@ -354,15 +596,18 @@ static int store_all (struct round *rd)
     for (int i = 0; i < n; i++) {
         size_t len;
         (void)blobtab_at (rd->store, i, NULL, NULL, &len);
-        total += 4 + len;
+        total += BLOBREF_STRLEN + 4 + len;
     }
     if (!(buf = malloc (total + 1)))
         return -1;
     p = buf;
     for (int i = 0; i < n; i++) {
+        const char *ref;
         const void *data;
         size_t len;
-        (void)blobtab_at (rd->store, i, NULL, &data, &len);
+        (void)blobtab_at (rd->store, i, &ref, &data, &len);
+        memcpy (p, ref, BLOBREF_STRLEN);
+        p += BLOBREF_STRLEN;
         p[0] = len >> 24;
         p[1] = len >> 16;
         p[2] = len >> 8;
@@ -370,13 +615,33 @@ static int store_all (struct round *rd)
         memcpy (p + 4, data, len);
         p += 4 + len;
     }
-    f = canopy_rpc_raw (ctx->h, "content.store-batch", buf, total, CANOPY_NODEID_ANY, 0);
+    /* We vouch for the refs (we just computed them): no re-hashing. */
+    f = canopy_rpc_raw (ctx->h, "content.store-local", buf, total, CANOPY_NODEID_ANY, 0);
     free (buf);
-    if (!f || canopy_future_then (f, -1, store_cb, rd) < 0) {
+    if (!f)
+        return -1;
+    if (wait) {
+        if (canopy_future_then (f, -1, store_cb, rd) < 0) {
+            canopy_future_destroy (f);
+            return -1;
+        }
+        rd->store_f = f;
+        return 0;
+    }
+    struct inflight *in = calloc (1, sizeof (*in));
+    if (!in || canopy_future_then (f, -1, inflight_cb, in) < 0) {
+        free (in);
         canopy_future_destroy (f);
         return -1;
     }
-    rd->store_f = f;
+    in->a = rd->a;
+    in->f = f;
+    list_add_tail (&rd->a->stores, &in->node);
+    rd->a->nstores++;
+    for (int i = 0; i < rd->nnewdirs; i++)
+        (void)objcache_put_dir (ctx->cache, rd->newdirs[i].ref, rd->newdirs[i].dir,
+                                rd->newdirs[i].size);
+    round_finish (rd, 0, NULL);
     return 0;
 }
 
@@ -406,7 +671,12 @@ static void round_continue (struct round *rd)
             return;
         }
     }
-    if (unroll (rd, rd->root, rd->rootref) < 0 || store_all (rd) < 0)
+    bool sync = false;
+    for (int i = 0; i < rd->nfences; i++) {
+        if (!rd->failed[i] && (rd->fences[i]->flags & KVS_SYNC))
+            sync = true;
+    }
+    if (unroll (rd, rd->root, 0, rd->rootref) < 0 || store_all (rd, sync) < 0)
         round_finish (rd, errno ? errno : ENOMEM, "storing the new version failed");
 }
 
@@ -450,6 +720,10 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
         if (!f)
             canopy_log_error (ctx->h, "publish kvs.setroot");
         canopy_future_destroy (f);
+        /* rank 0 has the new root already: answer its own callers now
+         * rather than when the event comes back
+         */
+        fence_setroot (ctx->fences, names, NULL, ctx->version, ctx->rootref);
     }
     json_decref (names);
     json_decref (errors);
@@ -469,7 +743,7 @@ static void start_round (struct applier *a)
         return;
     rd->a = a;
     rd->t0 = monotime ();
-    if (!(rd->gen = hashmap_create (NULL)) || !(rd->store = blobtab_create ())) {
+    if (!(rd->store = blobtab_create ())) {
         round_destroy (rd);
         return;
     }
@@ -510,6 +784,7 @@ struct applier *applier_create (struct kvs_ctx *ctx)
         return NULL;
     }
     a->ctx = ctx;
+    list_init (&a->stores);
     if (!(a->prep = canopy_prepare_watcher_create (ctx->r, prep_cb, a))) {
         free (a);
         return NULL;
@@ -524,6 +799,12 @@ void applier_destroy (struct applier *a)
         int saved_errno = errno;
         /* a round in flight cannot finish without the reactor */
         round_destroy (a->round);
+        while (!list_empty (&a->stores)) {
+            struct inflight *in = list_entry (a->stores.next, struct inflight, node);
+            list_del (&in->node);
+            canopy_future_destroy (in->f);
+            free (in);
+        }
         canopy_watcher_destroy (a->prep);
         free (a);
         errno = saved_errno;

@@ -24,6 +24,7 @@
  *   max-ops=N           operations per transaction (default 1000000)
  *   cache-max=BYTES     object cache size (default 128 MiB)
  *   cache-age=SEC       drop objects unused that long (default 60)
+ *   hdir-threshold=N    a directory with more entries is hashed (default 128)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -79,7 +80,7 @@ static void load_continuation (canopy_future_t *f, void *arg)
         errnum = errno;
     else if (type == OBJ_DIR) {
         json_t *dir = treeobj_decode (data, len);
-        if (!dir || !treeobj_is_dir (dir)) {
+        if (!dir || (!treeobj_is_dir (dir) && !treeobj_is_hdir (dir))) {
             canopy_log (ctx->h, LOG_ERR, "object %s is not a directory", ref);
             errnum = EPROTO;
         }
@@ -423,6 +424,8 @@ static int set_option (struct kvs_ctx *ctx, const char *name, const char *value)
         ctx->cache_max = (size_t)d;
     else if (!strcmp (name, "cache-age"))
         ctx->cache_age = d;
+    else if (!strcmp (name, "hdir-threshold") && d >= 2)
+        ctx->limits.hdir_threshold = (int)d;
     else
         return -1;
     return 0;
@@ -431,13 +434,13 @@ static int set_option (struct kvs_ctx *ctx, const char *name, const char *value)
 static int configure (struct kvs_ctx *ctx, int argc, char **argv)
 {
     static const char *names[] = { "fence-timeout", "max-nprocs", "max-pending",
-                                   "max-ops", "cache-max", "cache-age", NULL };
+                                   "max-ops", "cache-max", "cache-age",
+                                   "hdir-threshold", NULL };
     ctx->limits.max_nprocs = 1048576;
     ctx->limits.max_pending_per_user = 1024;
     ctx->limits.max_txn_ops = 1000000;
     ctx->limits.fence_timeout = 0;
-    ctx->limits.hdir_threshold = 1024;
-    ctx->limits.hdir_buckets = 64;
+    ctx->limits.hdir_threshold = 128;
     ctx->cache_max = 128 * 1024 * 1024;
     ctx->cache_age = 60;
     for (int i = 0; names[i]; i++) {

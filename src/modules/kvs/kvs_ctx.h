@@ -22,7 +22,6 @@ struct kvs_module_limits {
     int max_txn_ops;            /* operations in one contribution */
     double fence_timeout;       /* seconds; 0 = none */
     int hdir_threshold;         /* entries before a dir is hashed */
-    int hdir_buckets;
 };
 
 struct kvs_ctx {

@@ -146,31 +146,68 @@ static void need (struct lookup *l, const char *ref, enum objtype type)
         l->load_errnum = errno ? errno : ENOMEM;
 }
 
-/* Resolve a directory-like tree object to a dir object, or NULL if it must
- * be loaded (loads are requested).  For an hdir, the bucket holding 'name'.
+/* Resolve a directory-like tree object to the plain dir object that holds
+ * (or would hold) 'name': follow a dirref to its blob, and down an hdir's
+ * buckets.  Returns NULL if something must be loaded (requested) or, with
+ * no load pending, if an hdir bucket is empty (the name is absent).
  */
 static json_t *open_dir (struct lookup *l, json_t *obj, const char *name)
 {
-    if (treeobj_is_dir (obj))
-        return obj;
-    if (treeobj_is_dirref (obj)) {
-        const char *ref = treeobj_blobref_at (obj, 0);
-        json_t *dir = objcache_get_dir (l->ctx->cache, ref);
-        if (!dir)
+    for (int depth = 0; depth <= TREEOBJ_HDIR_MAXLEVEL + 2; depth++) {
+        if (treeobj_is_dir (obj))
+            return obj;
+        const char *ref;
+        if (treeobj_is_dirref (obj))
+            ref = treeobj_blobref_at (obj, 0);
+        else if (treeobj_is_hdir (obj)) {
+            if (!name || !(ref = treeobj_hdir_ref (obj,
+                                                   treeobj_hdir_bucket_of (obj, name))))
+                return NULL;
+        }
+        else
+            return NULL;
+        json_t *next = objcache_get_dir (l->ctx->cache, ref);
+        if (!next) {
             need (l, ref, OBJ_DIR);
-        return dir;
-    }
-    if (treeobj_is_hdir (obj)) {
-        int b = treeobj_hdir_bucket_of (obj, name);
-        const char *ref = treeobj_hdir_ref (obj, b);
-        json_t *dir;
-        if (!ref)
-            return NULL;        /* empty bucket: caller sees ENOENT */
-        if (!(dir = objcache_get_dir (l->ctx->cache, ref)))
-            need (l, ref, OBJ_DIR);
-        return dir;
+            return NULL;
+        }
+        obj = next;
     }
     return NULL;
+}
+
+/* Merge every entry of a directory-like object into 'out'.  Returns -1 if
+ * objects must be loaded first (they are requested).
+ */
+static int flatten (struct lookup *l, json_t *obj, json_t *out)
+{
+    if (treeobj_is_dir (obj)) {
+        const char *name;
+        json_t *e;
+        json_object_foreach (treeobj_data (obj), name, e)
+            json_object_set (treeobj_data (out), name, e);
+        return 0;
+    }
+    if (treeobj_is_dirref (obj) || treeobj_is_hdir (obj)) {
+        int rc = 0;
+        int n = treeobj_is_dirref (obj) ? 1 : TREEOBJ_HDIR_FANOUT;
+        for (int i = 0; i < n; i++) {
+            const char *ref = treeobj_is_dirref (obj) ? treeobj_blobref_at (obj, 0)
+                                                      : treeobj_hdir_ref (obj, i);
+            json_t *sub;
+            if (!ref)
+                continue;
+            if (!(sub = objcache_get_dir (l->ctx->cache, ref))) {
+                need (l, ref, OBJ_DIR);
+                rc = -1;
+                continue;
+            }
+            if (flatten (l, sub, out) < 0)
+                rc = -1;
+        }
+        return rc;
+    }
+    return 0;
 }
 
 static bool is_dirlike (json_t *obj)
@@ -225,45 +262,19 @@ static void deliver (struct lookup *l, json_t *obj)
             finish (l, ENOTDIR, "%s is not a directory", l->orig_key);
             return;
         }
-        if (treeobj_is_hdir (obj)) {
-            /* flatten: load every bucket, merge entries */
-            int n = treeobj_hdir_buckets (obj);
-            json_t *out = treeobj_create_dir ();
-            if (!out) {
-                finish (l, ENOMEM, NULL);
-                return;
-            }
-            for (int b = 0; b < n; b++) {
-                const char *ref = treeobj_hdir_ref (obj, b);
-                json_t *dir;
-                const char *name;
-                json_t *e;
-                if (!ref)
-                    continue;
-                if (!(dir = objcache_get_dir (l->ctx->cache, ref))) {
-                    need (l, ref, OBJ_DIR);
-                    continue;
-                }
-                json_object_foreach (treeobj_data (dir), name, e)
-                    json_object_set (treeobj_data (out), name, e);
-            }
-            if (l->pending > 0 || l->load_errnum) {
-                json_decref (out);
-                if (l->pending == 0)
-                    finish (l, l->load_errnum, "cannot load KVS object");
-                return;
-            }
-            l->treeobj = out;
-            finish (l, 0, NULL);
+        json_t *out = treeobj_create_dir ();
+        if (!out) {
+            finish (l, ENOMEM, NULL);
             return;
         }
-        json_t *dir = open_dir (l, obj, NULL);
-        if (!dir) {
+        if (flatten (l, obj, out) < 0 || l->load_errnum) {
+            json_decref (out);
             if (l->pending == 0)
-                finish (l, l->load_errnum ? l->load_errnum : EPROTO, "cannot load directory");
+                finish (l, l->load_errnum ? l->load_errnum : EPROTO,
+                        "cannot load directory");
             return;
         }
-        l->treeobj = json_incref (dir);
+        l->treeobj = out;
         finish (l, 0, NULL);
         return;
     }

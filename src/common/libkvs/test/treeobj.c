@@ -89,16 +89,60 @@ static void test_refs_symlink (void **state)
 
 static void test_hdir (void **state)
 {
-    json_t *h = treeobj_create_hdir (16);
+    json_t *h = treeobj_create_hdir (0);
     assert_int_equal (treeobj_validate (h), 0);
-    assert_int_equal (treeobj_hdir_buckets (h), 16);
+    assert_int_equal (treeobj_hdir_level (h), 0);
+    assert_int_equal (treeobj_hdir_count (h), 0);
     int b = treeobj_hdir_bucket_of (h, "key-1");
-    assert_true (b >= 0 && b < 16);
+    assert_true (b >= 0 && b < TREEOBJ_HDIR_FANOUT);
     assert_int_equal (b, treeobj_hdir_bucket_of (h, "key-1"));
     assert_null (treeobj_hdir_ref (h, b));
     assert_int_equal (errno, ENOENT);
+    /* level L uses hash bits 4L..4L+3 */
+    json_t *h1 = treeobj_create_hdir (1);
+    uint64_t hash = treeobj_name_hash ("key-1");
+    assert_int_equal (treeobj_hdir_bucket_of (h1, "key-1"), (int)((hash >> 4) & 15));
+    assert_int_equal (treeobj_hdir_set_slot (h, b, json_string (ref1)), 0);
+    assert_string_equal (treeobj_hdir_ref (h, b), ref1);
+    assert_int_equal (treeobj_hdir_set_count (h, 7), 0);
+    json_t *c = treeobj_hdir_copy (h);
+    assert_int_equal (treeobj_hdir_count (c), 7);
+    assert_int_equal (treeobj_hdir_set_slot (c, b, json_null ()), 0);
+    assert_string_equal (treeobj_hdir_ref (h, b), ref1);   /* copy is separate */
+    assert_int_equal (treeobj_validate (h), 0);
+    /* an inline slot is the working form: not valid as stored */
+    assert_int_equal (treeobj_hdir_set_slot (c, 0, treeobj_create_dir ()), 0);
+    assert_int_equal (treeobj_validate (c), -1);
+    json_decref (c);
+    json_decref (h1);
     json_decref (h);
-    assert_null (treeobj_create_hdir (0));
+    assert_null (treeobj_create_hdir (-1));
+    assert_null (treeobj_create_hdir (16));
+}
+
+static void test_encode_matches_json (void **state)
+{
+    /* the hand-written encoder is canonical JSON: it parses back to the
+     * same object, and equals jansson's sorted compact output
+     */
+    json_t *d = treeobj_create_dir ();
+    treeobj_dir_set (d, "zeta", treeobj_create_val ("z", 1));
+    treeobj_dir_set (d, "alpha\"quote\\back", treeobj_create_symlink ("a.b"));
+    treeobj_dir_set (d, "ctl\001x", treeobj_create_dirref (ref1));
+    treeobj_dir_set (d, "caf\xc3\xa9", treeobj_create_val ("", 0));
+    json_t *h = treeobj_create_hdir (2);
+    treeobj_hdir_set_slot (h, 3, json_string (ref1));
+    treeobj_dir_set (d, "h", h);
+    size_t len;
+    char *enc = treeobj_encode (d, &len);
+    char *ref = json_dumps (d, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal (enc, ref);
+    json_t *back = json_loadb (enc, len, 0, NULL);
+    assert_true (json_equal (back, d));
+    json_decref (back);
+    free (enc);
+    free (ref);
+    json_decref (d);
 }
 
 static void test_invalid (void **state)
@@ -115,7 +159,9 @@ static void test_invalid (void **state)
         "{\"ver\":1,\"type\":\"dir\",\"data\":{\"a.b\":{}}}",
         "{\"ver\":1,\"type\":\"dir\",\"data\":{\"a\":{\"ver\":1}}}",
         "{\"ver\":1,\"type\":\"symlink\",\"data\":{\"target\":\"\"}}",
-        "{\"ver\":1,\"type\":\"hdir\",\"data\":{\"buckets\":2,\"count\":0,\"refs\":[null]}}",
+        "{\"ver\":1,\"type\":\"hdir\",\"data\":{\"count\":0,\"level\":0,\"refs\":[null]}}",
+        "{\"ver\":1,\"type\":\"hdir\",\"data\":{\"count\":0,\"level\":16,\"refs\":"
+            "[null,null,null,null,null,null,null,null,null,null,null,null,null,null,null,null]}}",
         "{\"ver\":1,\"type\":\"val\",\"data\":\"\",\"extra\":1}",
         NULL,
     };
@@ -139,6 +185,7 @@ int main (void)
         cmocka_unit_test (test_dir),
         cmocka_unit_test (test_refs_symlink),
         cmocka_unit_test (test_hdir),
+        cmocka_unit_test (test_encode_matches_json),
         cmocka_unit_test (test_invalid),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
