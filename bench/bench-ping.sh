@@ -14,14 +14,14 @@
 #
 # Usage: bench-ping.sh [-r ROUNDS] [-n COUNT] [-s "SIZE ..."] [-o FILE]
 #   -r  rounds (default 5)         -n  round trips per measurement (2000)
-#   -s  payload sizes in bytes ("0 1024")
+#   -s  payload sizes in bytes ("0 1024 16384")
 #   -o  also write the raw summary lines to FILE
 # Environment: CANOPY_BUILD_DIR (default: the build tree beside bench/).
 set -eu
 
 rounds=5
 count=2000
-sizes="0 1024"
+sizes="0 1024 16384"
 rawout=""
 
 if [ "${1:-}" = "--inner" ]; then
