@@ -50,6 +50,11 @@ int PMI_Init (int *spawned)
 int PMI_Finalize (void)
 {
     n_finalize++;
+    for (int i = 0; i < nkeys; i++) {
+        free (keys[i]);
+        free (vals[i]);
+    }
+    nkeys = 0;
     return 0;
 }
 
