@@ -122,6 +122,11 @@ test_expect_success BASH 'a request while a barrier is pending ends the job' '
 		bash -c "printf \"cmd=barrier_in\ncmd=barrier_in\n\" >&\$PMI_FD; sleep 30" 2>err &&
 	grep "bad PMI request" err
 '
+test_expect_success BASH 'a task that never reads its answers cannot block the server' '
+	test_expect_code 1 timeout $T pmi-launch -n 2 \
+		bash -c "yes cmd=get_maxes >&\$PMI_FD; sleep 30" 2>err &&
+	grep "does not read its PMI answers" err
+'
 test_expect_success 'the trace shows both directions' '
 	timeout $T pmi-launch -n 2 --trace=trace.log pmi-probe $libpmi check >out &&
 	grep -- "-> cmd=init pmi_version=1 pmi_subversion=1" trace.log &&

@@ -67,6 +67,7 @@ static const char *usage_text =
 struct conn {
     int fd;
     int rank;               /* -1 until known (PMI_PORT mode) */
+    bool broken;            /* a send failed: close after this request */
     char buf[PMI_WIRE_LINE_MAX * 2];
     size_t len;
 };
@@ -154,12 +155,14 @@ static void cb_send (void *arg, int rank, const char *line, size_t len)
     trace (l, rank, "<-", line, len);
     if (!c || c->fd < 0)
         return;
-    while (done < len) {
-        ssize_t n = send (c->fd, line + done, len - done, MSG_NOSIGNAL);
+    /* never block: a task that does not read its answers is dropped */
+    while (done < len && !c->broken) {
+        ssize_t n = send (c->fd, line + done, len - done, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            return;     /* the reader notices the broken connection */
+            c->broken = true;   /* conn_read() closes it */
+            return;
         }
         done += n;
     }
@@ -218,6 +221,7 @@ static void conn_close (struct launch *l, struct conn *c)
     close (c->fd);
     c->fd = -1;
     c->len = 0;
+    c->broken = false;
     if (rank < 0)
         return;
     trace (l, rank, "--", "EOF", 3);
@@ -282,6 +286,15 @@ static void conn_read (struct launch *l, struct conn *c)
         }
         memmove (c->buf, c->buf + len, c->len - len);
         c->len -= len;
+        if (c->broken) {
+            char why[128];
+            snprintf (why, sizeof (why), "rank %d does not read its PMI answers",
+                      c->rank);
+            l->failed = true;
+            end_job (l, why, -1);
+            conn_close (l, c);
+            return;
+        }
     }
     if (c->fd >= 0 && c->len >= PMI_WIRE_LINE_MAX) {
         char why[128];
