@@ -69,9 +69,10 @@ struct pmi_server_config {
 
 struct pmi_server_ops {
     /* Required.  Deliver one response line (ends in '\n', NUL-terminated,
-     * len excludes the NUL) to task 'rank'.  The engine does not learn of
-     * failures: if the connection is broken the owner should later call
-     * pmi_server_disconnect().
+     * len excludes the NUL) to task 'rank'.  Must not block: queue the
+     * line, or drop a task that does not read its answers.  The engine
+     * does not learn of failures: if the connection is broken the owner
+     * should later call pmi_server_disconnect().
      */
     void (*send)(void *arg, int rank, const char *line, size_t len);
 
