@@ -11,8 +11,9 @@
  * otherwise the worst task status (128+signal for a signal), ignoring
  * tasks this program killed.  A task that aborts, dies of a signal, or
  * closes its PMI connection without finalize ends the job:
- * the others get SIGTERM, then SIGKILL 3 s later.  Tasks die with us
- * (PR_SET_PDEATHSIG).  Put a 'timeout' around it in tests.
+ * the others get SIGTERM, then SIGKILL 3 s later.  Tasks run in their
+ * own sessions (like hydra's) and die with us (PR_SET_PDEATHSIG).  Put a
+ * 'timeout' around it in tests.
  *
  * Design notes: one poll() loop over a signalfd (SIGCHLD, SIGTERM, SIGINT,
  * SIGHUP), the PMI_PORT listener, and the connections.  The engine's
@@ -426,6 +427,13 @@ static void spawn (struct launch *l, int rank, char **argv, int child_fd, int po
         sigemptyset (&none);
         sigprocmask (SIG_SETMASK, &none, NULL);
         (void)prctl (PR_SET_PDEATHSIG, SIGKILL);
+        /* Own session, as hydra does: with the kernel's autogroup
+         * scheduling each task is then its own scheduling group, which
+         * matters when the tasks oversubscribe a loaded machine (and
+         * makes timing comparisons with hydra fair).  Terminal signals
+         * reach the tasks through us (SIGINT/SIGTERM end the job).
+         */
+        (void)setsid ();
         unsetenv ("PMI_FD");
         unsetenv ("PMI_PORT");
         unsetenv ("PMI_ID");
