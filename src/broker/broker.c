@@ -39,6 +39,7 @@
 #include "modhost.h"
 #include "runat.h"
 #include "topology.h"
+#include "boot_pmi.h"
 
 #ifndef MODULE_DIR
 #define MODULE_DIR "/usr/local/lib/canopy/modules"
@@ -336,6 +337,8 @@ int main (int argc, char *argv[])
     bool verbose = false;
     int c;
     char path[PATH_MAX];
+    struct boot_pmi *pmi = NULL;
+    canopy_error_t error;
 
     log_init ("canopy-broker");
     memset (b, 0, sizeof (*b));
@@ -389,6 +392,10 @@ int main (int argc, char *argv[])
         log_msg_exit ("rank %u is not below size %u", b->rank, b->size);
     if (b->size > 1 && !b->rundir)
         log_msg_exit ("an instance of %u brokers needs --rundir", b->size);
+    /* started by a launcher with PMI: rank and size come from it */
+    if (!have_rank && boot_pmi_wanted ()
+        && !(pmi = boot_pmi_create (&b->rank, &b->size, &error)))
+        log_msg_exit ("PMI bootstrap: %s", error.text);
     if (!b->rundir) {
         const char *tmp = getenv ("TMPDIR");
         snprintf (path, sizeof (path), "%s/canopy-XXXXXX", tmp ? tmp : "/tmp");
@@ -422,13 +429,15 @@ int main (int argc, char *argv[])
         log_err_exit ("signals");
     if (!(b->overlay = overlay_create (b)))
         log_err_exit ("overlay");
-    if (topology_child_count (b->rank, b->size, b->k) > 0) {
+    if (pmi && boot_pmi_wire (pmi, b, &error) < 0)
+        log_msg_exit ("rank %u: PMI bootstrap: %s", b->rank, error.text);
+    if (!pmi && topology_child_count (b->rank, b->size, b->k) > 0) {
         snprintf (path, sizeof (path), "ipc://%s/tbon-%u", b->rundir, b->rank);
         if (overlay_bind (b->overlay, path) < 0)
             log_err_exit ("bind %s", path);
         (void)attr_set (b->attrs, "tbon.endpoint", path, ATTR_IMMUTABLE, true);
     }
-    if (b->rank > 0) {
+    if (!pmi && b->rank > 0) {
         snprintf (path, sizeof (path), "ipc://%s/tbon-%d", b->rundir,
                   topology_parent (b->rank, b->k));
         if (overlay_connect (b->overlay, path) < 0)
@@ -459,6 +468,7 @@ int main (int argc, char *argv[])
         log_err ("reactor");
 
     /* teardown */
+    boot_pmi_destroy (pmi);
     runat_destroy (b->runat);
     modhost_destroy (b->modhost);
     connector_destroy (b->connector);
