@@ -33,6 +33,7 @@
 #include <canopy/canopy.h>
 #include "src/common/libutil/log.h"
 #include "src/common/libutil/monotime.h"
+#include "src/common/libutil/installpaths.h"
 #include "broker.h"
 #include "overlay.h"
 #include "connector.h"
@@ -41,9 +42,6 @@
 #include "topology.h"
 #include "boot_pmi.h"
 
-#ifndef MODULE_DIR
-#define MODULE_DIR "/usr/local/lib/canopy/modules"
-#endif
 
 #define SHUTDOWN_CHILD_TIMEOUT 20.0
 #define DEFAULT_MODULES "content,kvs"
@@ -302,7 +300,7 @@ static char *module_path (const char *opt)
         return strdup (opt);
     if (env && *env)
         return strdup (env);
-    return strdup (MODULE_DIR);
+    return strdup (canopy_path (CANOPY_PATH_MODULES));
 }
 
 static void rmdir_if_temp (const char *dir, bool temp)

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include "src/common/libutil/log.h"
 #include "src/common/libutil/xalloc.h"
+#include "src/common/libutil/installpaths.h"
 
 static const struct {
     const char *name;
@@ -75,13 +76,6 @@ static void prepend_path (const char *name, const char *dir)
         setenv (name, dir, 1);
 }
 
-static bool in_build_tree (const char *exe)
-{
-    const char *top = ABS_TOP_BUILDDIR;
-    size_t len = strlen (top);
-    return !strncmp (exe, top, len) && exe[len] == '/';
-}
-
 static void setup_paths (bool verbose)
 {
     char exe[PATH_MAX];
@@ -93,22 +87,11 @@ static void setup_paths (bool verbose)
     exe[n] = '\0';
     dir = xstrdup (exe);
     dir = dirname (dir);
-    if (in_build_tree (exe)) {
-        prepend_path ("CANOPY_EXEC_PATH", ABS_TOP_BUILDDIR "/src/cmd");
-        setenv_default ("CANOPY_BROKER_PATH",
-                        ABS_TOP_BUILDDIR "/src/broker/canopy-broker");
-        setenv_default ("CANOPY_MODULE_PATH", ABS_TOP_BUILDDIR "/src/modules/.libs");
-        setenv_default ("CANOPY_PMI_LIBRARY_PATH",
-                        ABS_TOP_BUILDDIR "/src/lib/libpmi/.libs/libpmi.so");
-        setenv_default ("CANOPY_KAP_PATH", ABS_TOP_BUILDDIR "/kap");
-    }
-    else {
-        prepend_path ("CANOPY_EXEC_PATH", CMD_DIR);
-        setenv_default ("CANOPY_BROKER_PATH", BROKER_PATH);
-        setenv_default ("CANOPY_MODULE_PATH", MODULE_DIR);
-        setenv_default ("CANOPY_PMI_LIBRARY_PATH", PMI_LIBRARY_PATH);
-        setenv_default ("CANOPY_KAP_PATH", KAP_DIR);
-    }
+    prepend_path ("CANOPY_EXEC_PATH", canopy_path (CANOPY_PATH_EXEC));
+    setenv_default ("CANOPY_BROKER_PATH", canopy_path (CANOPY_PATH_BROKER));
+    setenv_default ("CANOPY_MODULE_PATH", canopy_path (CANOPY_PATH_MODULES));
+    setenv_default ("CANOPY_PMI_LIBRARY_PATH", canopy_path (CANOPY_PATH_PMI_LIBRARY));
+    setenv_default ("CANOPY_KAP_PATH", canopy_path (CANOPY_PATH_KAP));
     prepend_path ("PATH", dir);
     if (verbose) {
         const char *vars[] = { "CANOPY_EXEC_PATH", "CANOPY_BROKER_PATH",
