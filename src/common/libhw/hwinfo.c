@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <unistd.h>
 #include <hwloc.h>
 #include "hwinfo.h"
 
@@ -37,7 +38,13 @@ int hwinfo_get (struct hwinfo *info)
     info->cores = hwloc_get_nbobjs_by_type (topo, HWLOC_OBJ_CORE);
     info->pus = hwloc_get_nbobjs_by_type (topo, HWLOC_OBJ_PU);
     root = hwloc_get_root_obj (topo);
+    /* hwloc sums the NUMA nodes it can see, which some virtual machines
+     * under-report; the kernel's page count is the machine's memory
+     */
+    long pages = sysconf (_SC_PHYS_PAGES), pagesize = sysconf (_SC_PAGESIZE);
     info->memory = root ? root->total_memory : 0;
+    if (pages > 0 && pagesize > 0 && (uint64_t)pages * pagesize > info->memory)
+        info->memory = (uint64_t)pages * pagesize;
     if (root && root->cpuset)
         (void)hwloc_bitmap_list_snprintf (info->cpuset, sizeof (info->cpuset),
                                           root->cpuset);
