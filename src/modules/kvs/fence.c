@@ -6,6 +6,17 @@
  * - Flushing happens from a prepare watcher, i.e. after the reactor has
  *   handled everything that arrived in one wake-up, so contributions that
  *   arrive together leave together (the merge on the way up).
+ * - Relays are self-clocked: a broker has at most one kvs.relay in flight
+ *   to its parent, which acknowledges it once merged.  What arrives in the
+ *   meantime waits and leaves as one message with the acknowledgement.
+ *   An idle tree therefore forwards at once, and a busy one batches as
+ *   much as its parent is slow, with no timer to tune.  A failed relay
+ *   (the parent lost) is logged; the fences it carried fail on rank 0 by
+ *   timeout or by the loss of the broker.
+ * - Operations are kept as text (kvs_relay.h): a client's transaction is
+ *   validated and turned into text once, on its own broker; from there up
+ *   merging is concatenation, and only rank 0 parses the text, once, when
+ *   the fence is complete (check_ready).
  * - Only the blobs referenced by a fence's operations are merged into it,
  *   so a batch carrying several fences does not mix their blobs.
  * - Errors always travel to rank 0 (as error contributions) and come back
@@ -20,6 +31,7 @@
 #include "src/common/libutil/list.h"
 #include "src/common/libutil/monotime.h"
 #include "src/common/libkvs/kvs_wire.h"
+#include "src/common/libkvs/kvs_relay.h"
 #include "src/common/libkvs/treeobj.h"
 #include "fence.h"
 
@@ -36,7 +48,8 @@ struct fence {
     int flags;
     uint32_t userid;
     int count;
-    json_t *ops;
+    struct kvs_opsbuf ops;      /* merged operations, as text */
+    json_t *parsed;             /* rank 0, once ready: the operations */
     blobtab_t *blobs;
     struct waiter *waiters;
     int nwaiters;
@@ -64,6 +77,7 @@ struct fence_table {
     int nready;
     canopy_watcher_t *prep;
     int ndirty;
+    canopy_future_t *relay;     /* the relay in flight, or NULL */
 };
 
 static void fence_free (void *arg)
@@ -73,7 +87,8 @@ static void fence_free (void *arg)
         for (int i = 0; i < f->nwaiters; i++)
             canopy_msg_decref (f->waiters[i].msg);
         free (f->waiters);
-        json_decref (f->ops);
+        kvs_opsbuf_clear (&f->ops);
+        json_decref (f->parsed);
         blobtab_destroy (f->blobs);
         if (list_node_linked (&f->ready_node))
             list_del (&f->ready_node);
@@ -123,8 +138,8 @@ static struct fence *fence_create (struct fence_table *ft, const char *name,
     if (!f)
         goto nomem;
     list_node_init (&f->ready_node);
-    if (!(f->name = strdup (name)) || !(f->ops = json_array ())
-        || !(f->blobs = blobtab_create ()))
+    kvs_opsbuf_init (&f->ops);
+    if (!(f->name = strdup (name)) || !(f->blobs = blobtab_create ()))
         goto nomem;
     f->nprocs = nprocs;
     f->flags = flags;
@@ -229,8 +244,9 @@ static void fail_fence (struct fence_table *ft, const char *name, int errnum,
             f->ready = false;
             ft->nready--;
         }
-        json_decref (f->ops);
-        f->ops = json_array ();
+        kvs_opsbuf_clear (&f->ops);
+        json_decref (f->parsed);
+        f->parsed = NULL;
     }
     fence_finished (ft, name, errnum, buf);
 }
@@ -255,63 +271,86 @@ static void fail (struct fence_table *ft, struct fence *f, const char *name,
         forward_error (ft, f, errnum, errstr);
 }
 
-/* Merge the blobs referenced by ops into the fence. */
-static int merge_blobs (struct fence *f, json_t *ops, const blobtab_t *blobs)
+/* Add to the fence the blobs its new operations reference: those named
+ * in 'refs' (a relay entry), or every blob of 'blobs' (a client's own
+ * transaction, whose blobs are all its own).
+ */
+static int merge_blobs (struct fence *f, json_t *refs, const blobtab_t *blobs)
+{
+    if (!refs)
+        return blobtab_merge (f->blobs, blobs);
+    size_t i;
+    json_t *v;
+    json_array_foreach (refs, i, v) {
+        const char *ref = json_string_value (v);
+        const void *data;
+        size_t len;
+        if (!ref || blobtab_get (blobs, ref, &data, &len) < 0
+            || blobtab_add (f->blobs, ref, data, len, NULL, 0) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* rank 0: every valref of the parsed operations has its blobs. */
+static int check_refs (json_t *ops, const blobtab_t *blobs)
 {
     size_t i;
     json_t *op;
     json_array_foreach (ops, i, op) {
         json_t *obj = json_array_get (op, 1);
+        if (!json_is_string (json_array_get (op, 0)))
+            return -1;
         if (!treeobj_is_valref (obj))
             continue;
         int n = treeobj_blobref_count (obj);
         for (int j = 0; j < n; j++) {
-            const char *ref = treeobj_blobref_at (obj, j);
-            const void *data;
-            size_t len;
-            if (blobtab_get (blobs, ref, &data, &len) < 0)
-                return -1;
-            if (blobtab_add (f->blobs, ref, data, len, NULL, 0) < 0)
+            if (!blobtab_has (blobs, treeobj_blobref_at (obj, j)))
                 return -1;
         }
     }
     return 0;
 }
 
+static void fail (struct fence_table *ft, struct fence *f, const char *name,
+                  int errnum, const char *errstr);
+
 static void check_ready (struct fence_table *ft, struct fence *f)
 {
     if (ft->ctx->rank != 0 || f->failed || f->ready || f->count < f->nprocs)
         return;
+    /* the one parse of the merged operations */
+    if (!(f->parsed = kvs_opsbuf_parse (&f->ops))
+        || check_refs (f->parsed, f->blobs) < 0) {
+        fail (ft, f, f->name, errno == ENOMEM ? ENOMEM : EPROTO,
+              "the merged transaction is malformed");
+        return;
+    }
+    kvs_opsbuf_clear (&f->ops);
     f->ready = true;
     tstat_push (&ft->ctx->timing.fence_wait, (monotime () - f->created) * 1e6);
     list_add_tail (&ft->ready, &f->ready_node);
     ft->nready++;
 }
 
-/* Merge one contribution.  'waiter' is the local request (or NULL for a
- * relay).  Returns the fence (which may have failed), or NULL if the
- * contribution was answered/handled otherwise.
+/* Merge one contribution 'c' (its blobs in 'blobs'; 'refs' as for
+ * merge_blobs).  'waiter' is the local request to answer later, or NULL
+ * for a relay.
  */
-static void merge (struct fence_table *ft, json_t *c, const blobtab_t *blobs,
+static void merge (struct fence_table *ft, const struct kvs_relay_fence *c,
+                   json_t *refs, const blobtab_t *blobs,
                    const canopy_msg_t *waiter, uint32_t userid)
 {
     struct kvs_ctx *ctx = ft->ctx;
-    const char *name;
-    int nprocs, flags, count;
-    json_t *ops = NULL;
-    int errnum = 0;
-    const char *errstr = NULL;
-    int cuserid = -1;
+    const char *name = c->name;
+    int nprocs = c->nprocs, flags = c->flags, count = c->count;
+    int errnum = c->errnum;
+    const char *errstr = c->errstr && *c->errstr ? c->errstr : NULL;
     struct fence *f;
     struct finished *fin;
 
-    if (json_unpack (c, "{s:s s:i s:i s:i s?o s?i s?s s?i}", "name", &name,
-                     "nprocs", &nprocs, "flags", &flags, "count", &count,
-                     "ops", &ops, "errnum", &errnum, "errstr", &errstr,
-                     "userid", &cuserid) < 0)
-        return;
-    if (cuserid >= 0)
-        userid = cuserid;
+    if (c->userid >= 0)
+        userid = c->userid;
     if (ctx->rank == 0 && (fin = hashmap_lookup (ft->finished, name))
         && !hashmap_lookup (ft->fences, name)) {
         /* late joiner of a finished fence: same error, or "complete" */
@@ -357,10 +396,10 @@ static void merge (struct fence_table *ft, json_t *c, const blobtab_t *blobs,
         fail (ft, f, name, EINVAL, "too many participants");
         goto add_waiter;
     }
-    if (ops && json_array_size (ops) > 0) {
-        if (json_array_size (f->ops) + json_array_size (ops) > 10000000
-            || merge_blobs (f, ops, blobs) < 0
-            || json_array_extend (f->ops, ops) < 0) {
+    if (c->nops > 0) {
+        if (f->ops.nops + (long)c->nops > 10000000
+            || merge_blobs (f, refs, blobs) < 0
+            || kvs_opsbuf_append_text (&f->ops, c->ops, c->opslen, c->nops) < 0) {
             fail (ft, f, name, E2BIG, "transaction too large");
             goto add_waiter;
         }
@@ -443,8 +482,26 @@ void fence_request (struct fence_table *ft, const canopy_msg_t *msg, bool commit
     }
     else
         ctx->stats.fences++;
-    json_object_set_new (c, "userid", json_integer (userid));
-    merge (ft, c, blobs, msg, userid);
+    /* validated: from here on the operations are text */
+    struct kvs_opsbuf text;
+    struct kvs_relay_fence rc = {
+        .name = json_string_value (json_object_get (c, "name")),
+        .nprocs = json_integer_value (json_object_get (c, "nprocs")),
+        .flags = json_integer_value (json_object_get (c, "flags")),
+        .count = 1,
+        .userid = (int)userid,
+        .errstr = "",
+    };
+    kvs_opsbuf_init (&text);
+    if (kvs_opsbuf_append_json (&text, ops) < 0) {
+        canopy_respond_error (ctx->h, msg, ENOMEM, NULL);
+        goto done;
+    }
+    rc.nops = text.nops;
+    rc.ops = text.data;
+    rc.opslen = text.len;
+    merge (ft, &rc, NULL, blobs, msg, userid);
+    kvs_opsbuf_clear (&text);
 done:
     json_decref (fences);
     blobtab_destroy (blobs);
@@ -455,67 +512,86 @@ void fence_relay (struct fence_table *ft, const canopy_msg_t *msg)
     struct kvs_ctx *ctx = ft->ctx;
     const void *data;
     size_t len;
-    json_t *fences = NULL, *c;
-    blobtab_t *blobs = NULL;
+    kvs_relay_t *r;
     canopy_error_t error;
-    size_t i;
-
     double t0 = monotime ();
 
+    error.text[0] = '\0';
     ctx->stats.relays_received++;
     if (canopy_msg_get_payload (msg, &data, &len) < 0
-        || kvs_wire_decode (data, len, false, &fences, &blobs, &error) < 0) {
+        || !(r = kvs_relay_decode (data, len, &error))) {
         canopy_log (ctx->h, LOG_ERR, "dropped malformed kvs.relay: %s", error.text);
+        canopy_respond_error (ctx->h, msg, EPROTO, error.text);
         return;
     }
-    json_array_foreach (fences, i, c)
-        merge (ft, c, blobs, NULL, 0);
-    json_decref (fences);
-    blobtab_destroy (blobs);
+    /* acknowledge first: the child's next batch is on its way while we merge */
+    canopy_respond (ctx->h, msg, NULL);
+    for (int i = 0; i < kvs_relay_count (r); i++) {
+        const struct kvs_relay_fence *c = kvs_relay_fence (r, i);
+        merge (ft, c, c->refs, kvs_relay_blobs (r), NULL, 0);
+    }
+    kvs_relay_destroy (r);
     tstat_push (&ctx->timing.relay_decode, (monotime () - t0) * 1e6);
 }
 
-/* rank > 0: send what was merged this pass upstream, as one message. */
+/* The parent has merged our last relay: send what gathered meanwhile. */
+static void relay_ack_cb (canopy_future_t *f, void *arg)
+{
+    struct fence_table *ft = arg;
+
+    if (canopy_future_get (f, NULL) < 0)
+        canopy_log (ft->ctx->h, LOG_ERR, "kvs.relay: %s",
+                    canopy_future_error_string (f));
+    canopy_future_destroy (f);
+    ft->relay = NULL;
+    if (ft->ndirty > 0)
+        canopy_watcher_start (ft->prep);
+}
+
+/* rank > 0: send what was merged since the last relay, as one message. */
 static void flush (struct fence_table *ft)
 {
     struct kvs_ctx *ctx = ft->ctx;
-    json_t *batch = json_array ();
-    blobtab_t *blobs = blobtab_create ();
+    kvs_relay_enc_t *enc = kvs_relay_enc_create ();
     void *val;
     void *buf = NULL;
     size_t len;
     double t0 = monotime ();
 
-    if (!batch || !blobs)
+    if (!enc)
         goto done;
     for (const char *k = hashmap_first (ft->fences, &val); k;
          k = hashmap_next (ft->fences, &val)) {
         struct fence *f = val;
-        json_t *c;
         if (!f->dirty)
             continue;
-        if (f->errnum)
-            c = json_pack ("{s:s s:i s:i s:i s:i s:s s:i}", "name", f->name,
-                           "nprocs", f->nprocs, "flags", f->flags, "count", 0,
-                           "errnum", f->errnum, "errstr", f->errstr,
-                           "userid", (int)f->userid);
-        else
-            c = json_pack ("{s:s s:i s:i s:i s:O s:i}", "name", f->name,
-                           "nprocs", f->nprocs, "flags", f->flags, "count", f->count,
-                           "ops", f->ops, "userid", (int)f->userid);
-        if (!c || json_array_append_new (batch, c) < 0
-            || blobtab_merge (blobs, f->blobs) < 0)
+        struct kvs_relay_fence c = {
+            .name = f->name,
+            .nprocs = f->nprocs,
+            .flags = f->flags,
+            .count = f->errnum ? 0 : f->count,
+            .userid = (int)f->userid,
+            .errnum = f->errnum,
+            .errstr = f->errstr,
+            .nops = f->errnum ? 0 : f->ops.nops,
+            .ops = f->ops.data,
+            .opslen = f->errnum ? 0 : f->ops.len,
+        };
+        if (kvs_relay_enc_add (enc, &c, f->errnum ? NULL : f->blobs) < 0)
             goto done;
     }
-    if (kvs_wire_encode (batch, blobs, &buf, &len) < 0) {
+    if (kvs_relay_enc_finish (enc, &buf, &len) < 0) {
         canopy_log_error (ctx->h, "kvs.relay encode");
         goto done;
     }
     canopy_future_t *fut = canopy_rpc_raw (ctx->h, "kvs.relay", buf, len,
-                                           CANOPY_NODEID_UPSTREAM, CANOPY_RPC_NORESPONSE);
-    if (!fut)
+                                           CANOPY_NODEID_UPSTREAM, 0);
+    if (!fut || canopy_future_then (fut, -1, relay_ack_cb, ft) < 0) {
         canopy_log_error (ctx->h, "kvs.relay send");
-    canopy_future_destroy (fut);
+        canopy_future_destroy (fut);
+    }
+    else
+        ft->relay = fut;
     ctx->stats.relays_sent++;
     ctx->stats.relay_bytes += len;
     tstat_push (&ctx->timing.relay_encode, (monotime () - t0) * 1e6);
@@ -527,7 +603,7 @@ static void flush (struct fence_table *ft)
             continue;
         f->dirty = false;
         f->count = 0;
-        json_array_clear (f->ops);
+        kvs_opsbuf_clear (&f->ops);
         blobtab_destroy (f->blobs);
         f->blobs = blobtab_create ();
         if (f->errnum)
@@ -536,14 +612,13 @@ static void flush (struct fence_table *ft)
     ft->ndirty = 0;
 done:
     free (buf);
-    json_decref (batch);
-    blobtab_destroy (blobs);
+    kvs_relay_enc_destroy (enc);
 }
 
 static void prep_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
 {
     struct fence_table *ft = arg;
-    if (ft->ctx->rank > 0 && ft->ndirty > 0)
+    if (ft->ctx->rank > 0 && ft->ndirty > 0 && !ft->relay)
         flush (ft);
     canopy_watcher_stop (w);
 }
@@ -619,9 +694,9 @@ int fence_take_ready (struct fence_table *ft, struct ready_fence **out, int max)
             break;
         }
         rf->flags = f->flags;
-        rf->ops = f->ops;
+        rf->ops = f->parsed;
         rf->blobs = f->blobs;
-        f->ops = json_array ();
+        f->parsed = NULL;
         f->blobs = blobtab_create ();
         list_del (&f->ready_node);
         f->ready = false;
@@ -799,6 +874,7 @@ void fence_table_destroy (struct fence_table *ft)
         for (const char *k = hashmap_first (ft->fences, &val); k;
              k = hashmap_next (ft->fences, &val))
             answer (ft, val, ENOSYS, "KVS module unloading", 0, "");
+        canopy_future_destroy (ft->relay);
         canopy_watcher_destroy (ft->prep);
         hashmap_destroy (ft->fences);
         hashmap_destroy (ft->finished);

@@ -1,0 +1,65 @@
+/* costs.h - the per-message costs the tree model charges, and the
+ * machine it runs them on.
+ *
+ * All times are microseconds of CPU (or of wire, for latencies).  They
+ * are measured on this machine by kap/model/calibrate.sh, which writes
+ * them as a JSON object of the same names; anything missing keeps its
+ * default (the figures of a calibration on the 2-core development VM).
+ *
+ * Threads of a broker, as in canopy: the broker thread routes every
+ * message ("route"), the KVS module thread handles KVS requests, relays
+ * and setroot events, the content module thread answers loads.
+ */
+#ifndef KAP_MODEL_COSTS_H
+#define KAP_MODEL_COSTS_H
+
+#include <jansson.h>
+
+struct kap_costs {
+    /* wire */
+    double ipc_lat;         /* client <-> its broker, one way */
+    double net_lat;         /* broker <-> broker, one way */
+    double net_bw;          /* bytes per microsecond on a tree link */
+    /* broker thread */
+    double route;           /* per message passing through */
+    double event_fwd;       /* per child an event is sent to */
+    /* KVS module thread */
+    double lookup;          /* per lookup (walk of a cached path) */
+    double walk;            /* per path component walked */
+    double fence_req;       /* per fence/commit request from a client */
+    double op_encode;       /* per operation, on the client's broker */
+    double relay_send;      /* per relay message built */
+    double relay_recv;      /* per relay message merged */
+    double relay_byte;      /* per byte of relay built or merged */
+    double ack;             /* per relay acknowledgement */
+    double apply;           /* per round applied on rank 0 */
+    double apply_op;        /* per operation applied on rank 0 */
+    double store_byte;      /* per byte of new objects stored on rank 0 */
+    double setroot;         /* per setroot event handled */
+    double respond;         /* per response sent to a waiting client */
+    double load_send;       /* per object load requested */
+    /* content module thread */
+    double load_serve;      /* per load answered */
+    double load_byte;       /* per byte of object sent or received */
+    /* clients */
+    double client_msg;      /* a client's CPU per message sent or received */
+    /* machine: cores shared by every thread of every broker and the
+     * clients (0: every thread has its own core, as on a cluster)
+     */
+    int cores;
+};
+
+/* Defaults (see above). */
+void kap_costs_default (struct kap_costs *c);
+
+/* Override from a JSON object {"name": number, ...}.  Unknown names are
+ * an error (EINVAL), so a typo does not go unnoticed.  Returns 0 or -1
+ * with a sentence in errbuf.
+ */
+int kap_costs_from_json (struct kap_costs *c, json_t *o, char *errbuf,
+                         size_t errlen);
+
+/* The costs as a JSON object (new reference), NULL on ENOMEM. */
+json_t *kap_costs_to_json (const struct kap_costs *c);
+
+#endif

@@ -1,0 +1,70 @@
+/* test/costs.c - cost defaults, JSON round trip, refusing bad input. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <errno.h>
+#include <cmocka.h>
+#include "costs.h"
+
+static void test_roundtrip (void **state)
+{
+    struct kap_costs a, b;
+    char err[128];
+    kap_costs_default (&a);
+    assert_true (a.route > 0 && a.net_bw > 0);
+    assert_int_equal (a.cores, 0);
+    a.route = 12.5;
+    a.cores = 2;
+    json_t *o = kap_costs_to_json (&a);
+    assert_non_null (o);
+    kap_costs_default (&b);
+    assert_int_equal (kap_costs_from_json (&b, o, err, sizeof (err)), 0);
+    assert_memory_equal (&a, &b, sizeof (a));
+    json_decref (o);
+}
+
+static void test_partial (void **state)
+{
+    struct kap_costs c, d;
+    char err[128];
+    kap_costs_default (&c);
+    kap_costs_default (&d);
+    json_t *o = json_pack ("{s:f s:s}", "apply_op", 3.5, "_source", "test");
+    assert_int_equal (kap_costs_from_json (&c, o, err, sizeof (err)), 0);
+    assert_true (c.apply_op == 3.5);
+    c.apply_op = d.apply_op;
+    assert_memory_equal (&c, &d, sizeof (c));
+    json_decref (o);
+}
+
+static void test_bad (void **state)
+{
+    struct kap_costs c;
+    char err[128];
+    const char *bad[] = {
+        "{\"rout\":1}", "{\"route\":-1}", "{\"route\":\"x\"}", "{\"cores\":1.5}",
+        "{\"cores\":-2}", "{\"net_bw\":0}", "[]",
+    };
+    for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
+        json_t *o = json_loads (bad[i], 0, NULL);
+        kap_costs_default (&c);
+        err[0] = '\0';
+        assert_int_equal (kap_costs_from_json (&c, o, err, sizeof (err)), -1);
+        assert_int_equal (errno, EINVAL);
+        assert_true (strlen (err) > 0);
+        json_decref (o);
+    }
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_roundtrip),
+        cmocka_unit_test (test_partial),
+        cmocka_unit_test (test_bad),
+    };
+    cmocka_set_message_output (CM_OUTPUT_TAP);
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}

@@ -1,0 +1,219 @@
+/* test/kvsim.c - the tree model: exact latencies on a trivial tree,
+ * determinism, relay and load counts, coalescing, priming, shared cores.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <errno.h>
+#include <math.h>
+#include <cmocka.h>
+#include "kvsim.h"
+
+/* round numbers, nothing free except what a test sets */
+static void unit_costs (struct kap_costs *c)
+{
+    memset (c, 0, sizeof (*c));
+    c->ipc_lat = 10;
+    c->net_lat = 20;
+    c->net_bw = 1e12;
+    c->route = 1;
+    c->fence_req = 3;
+    c->op_encode = 1;
+    c->apply = 50;
+    c->apply_op = 2;
+    c->respond = 4;
+    c->setroot = 5;
+    c->lookup = 6;
+    c->walk = 1;
+    c->client_msg = 7;
+    c->relay_send = 8;
+    c->relay_recv = 9;
+    c->ack = 2;
+    c->load_send = 3;
+    c->load_serve = 4;
+}
+
+static void test_one_broker (void **state)
+{
+    struct kvsim_config cfg;
+    struct kap_costs c;
+    struct kvsim_result r;
+
+    kvsim_config_default (&cfg);
+    unit_costs (&c);
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    /* client 7, ipc 10, route 1, fence 3+1, apply 50+2+respond 4,
+     * route 1, ipc 10 */
+    assert_true (fabs (tstat_mean (&r.sync) - (7 + 10 + 1 + 4 + 56 + 1 + 10)) < 1e-9);
+    /* after the response (7): ipc, route, lookup 6 + walk 5 objects,
+     * route, ipc */
+    assert_true (fabs (tstat_mean (&r.get) - (7 + 10 + 1 + 11 + 1 + 10)) < 1e-9);
+    assert_int_equal (r.relays, 0);
+    assert_int_equal (r.loads, 0);
+    assert_true (r.get.count == 1 && r.sync.count == 1);
+}
+
+static void test_deterministic (void **state)
+{
+    struct kvsim_config cfg;
+    struct kap_costs c;
+    struct kvsim_result a, b;
+
+    kvsim_config_default (&cfg);
+    kap_costs_default (&c);
+    cfg.brokers = 37;
+    cfg.k = 3;
+    cfg.participants = cfg.producers = cfg.consumers = 300;
+    cfg.access_count = 3;
+    cfg.value_size = 2048;
+    c.cores = 2;
+    assert_int_equal (kvsim_run (&cfg, &c, &a), 0);
+    assert_int_equal (kvsim_run (&cfg, &c, &b), 0);
+    assert_true (tstat_mean (&a.sync) == tstat_mean (&b.sync));
+    assert_true (tstat_mean (&a.get) == tstat_mean (&b.get));
+    assert_int_equal (a.messages, b.messages);
+    assert_true (a.sync.count == 300 && a.get.count == 900);
+}
+
+static void test_relays (void **state)
+{
+    struct kvsim_config cfg;
+    struct kap_costs c;
+    struct kvsim_result r;
+
+    /* one participant per broker, all starting together: every broker
+     * but the root relays at least once, and the count contributions
+     * reach the root exactly (else the run would not finish)
+     */
+    kvsim_config_default (&cfg);
+    kap_costs_default (&c);
+    cfg.brokers = 63;
+    cfg.participants = cfg.producers = cfg.consumers = 63;
+    cfg.clients = KVSIM_MPI;
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    assert_true (r.relays >= 62);
+    /* ... but with one relay in flight per broker, not many more */
+    assert_true (r.relays <= 3 * 62);
+    /* nobody is answered before the deepest contribution has climbed the
+     * tree (depth 5 for 63 brokers, k=2)
+     */
+    assert_int_equal (kvsim_depth (62, 2), 5);
+    assert_true (r.sync.min >= 5 * c.net_lat);
+    /* a flat tree makes the root do everything: more CPU on one thread */
+    struct kvsim_result flat;
+    cfg.k = 62;
+    assert_int_equal (kvsim_run (&cfg, &c, &flat), 0);
+    assert_true (flat.relays == 62);
+}
+
+static void test_loads (void **state)
+{
+    struct kvsim_config cfg;
+    struct kap_costs c;
+    struct kvsim_result r, p;
+
+    /* 8 participants on 2 brokers (block: 0-3 on rank 0, 4-7 on rank 1);
+     * every consumer reads one key; rank 1 loads each object of the
+     * paths once from rank 0, however many of its consumers want it
+     */
+    kvsim_config_default (&cfg);
+    unit_costs (&c);
+    cfg.brokers = 2;
+    cfg.block = true;
+    cfg.participants = cfg.producers = cfg.consumers = 8;
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    /* root, kap, inst, iter, dir: 5 objects, one hop each */
+    assert_int_equal (r.loads, 5);
+    assert_true (r.get.count == 8);
+
+    /* with priming, the setroot event carried them all */
+    cfg.prime_max = 4096;
+    cfg.prime_budget = 65536;
+    assert_int_equal (kvsim_run (&cfg, &c, &p), 0);
+    assert_int_equal (p.loads, 0);
+    assert_true (tstat_mean (&p.get) < tstat_mean (&r.get));
+
+    /* values over 64 bytes are blobs: one more object per key read */
+    cfg.prime_max = cfg.prime_budget = 0;
+    cfg.value_size = 1000;
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    assert_int_equal (r.loads, 5 + 4);      /* rank 1 reads 4 distinct values */
+    /* ... or one shared blob when they are redundant */
+    cfg.redundant = true;
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    assert_int_equal (r.loads, 5 + 1);
+}
+
+static void test_cores (void **state)
+{
+    struct kvsim_config cfg;
+    struct kap_costs c;
+    struct kvsim_result free_, one;
+
+    kvsim_config_default (&cfg);
+    kap_costs_default (&c);
+    cfg.brokers = 16;
+    cfg.participants = cfg.producers = cfg.consumers = 128;
+    cfg.access_count = 2;
+    assert_int_equal (kvsim_run (&cfg, &c, &free_), 0);
+    c.cores = 1;
+    assert_int_equal (kvsim_run (&cfg, &c, &one), 0);
+    /* the same work, done on one core, takes longer */
+    assert_true (fabs (one.cpu - free_.cpu) / free_.cpu < 0.05);
+    assert_true (one.total_wall > free_.total_wall);
+    /* one core cannot do more than its CPU time in less wall time */
+    assert_true (one.total_wall >= one.cpu * 0.999);
+}
+
+static void test_shapes (void **state)
+{
+    int objs, bytes;
+    kvsim_dir_shape (100, 60, 128, &objs, &bytes);
+    assert_int_equal (objs, 1);
+    kvsim_dir_shape (1000, 60, 128, &objs, &bytes);
+    assert_int_equal (objs, 2);
+    assert_true (bytes < 8192);
+    kvsim_dir_shape (100000, 60, 128, &objs, &bytes);
+    assert_int_equal (objs, 4);
+    assert_true (bytes < 16384);    /* a few KiB, as t1005 checks on canopy */
+    assert_true (kvsim_entry_bytes (8) < kvsim_entry_bytes (64));
+    assert_true (kvsim_entry_bytes (65) < kvsim_entry_bytes (64));  /* a ref */
+    assert_int_equal (kvsim_parent (0, 2), -1);
+    assert_int_equal (kvsim_parent (6, 2), 2);
+    assert_int_equal (kvsim_depth (6, 2), 2);
+    assert_int_equal (kvsim_depth (0, 2), 0);
+}
+
+static void test_bad_config (void **state)
+{
+    struct kvsim_config cfg;
+    struct kap_costs c;
+    struct kvsim_result r;
+
+    kap_costs_default (&c);
+    kvsim_config_default (&cfg);
+    cfg.producers = 2;      /* more than participants */
+    assert_int_equal (kvsim_run (&cfg, &c, &r), -1);
+    assert_int_equal (errno, EINVAL);
+    kvsim_config_default (&cfg);
+    cfg.brokers = 0;
+    assert_int_equal (kvsim_run (&cfg, &c, &r), -1);
+    assert_int_equal (kvsim_run (NULL, &c, &r), -1);
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_one_broker),
+        cmocka_unit_test (test_deterministic),
+        cmocka_unit_test (test_relays),
+        cmocka_unit_test (test_loads),
+        cmocka_unit_test (test_cores),
+        cmocka_unit_test (test_shapes),
+        cmocka_unit_test (test_bad_config),
+    };
+    cmocka_set_message_output (CM_OUTPUT_TAP);
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}

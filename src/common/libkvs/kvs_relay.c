@@ -1,0 +1,433 @@
+/* kvs_relay.c - see kvs_relay.h
+ *
+ * Ownership: a decoded kvs_relay_t holds the parsed header and a blob
+ * table whose data points into the caller's buffer, so it must not
+ * outlive that buffer.  The encoder copies everything it is given.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <stdint.h>
+#include <canopy/message.h>
+#include "src/common/libutil/errprintf.h"
+#include "src/common/libutil/blobref.h"
+#include "kvs_relay.h"
+
+/* Ops text */
+
+void kvs_opsbuf_init (struct kvs_opsbuf *ob)
+{
+    memset (ob, 0, sizeof (*ob));
+}
+
+void kvs_opsbuf_clear (struct kvs_opsbuf *ob)
+{
+    if (ob) {
+        int saved_errno = errno;
+        free (ob->data);
+        kvs_opsbuf_init (ob);
+        errno = saved_errno;
+    }
+}
+
+static int reserve (struct kvs_opsbuf *ob, size_t more)
+{
+    if (ob->len + more + 1 > ob->cap) {
+        size_t cap = ob->cap ? ob->cap : 256;
+        while (cap < ob->len + more + 1) {
+            if (cap > SIZE_MAX / 2) {
+                errno = ENOMEM;
+                return -1;
+            }
+            cap *= 2;
+        }
+        char *d = realloc (ob->data, cap);
+        if (!d) {
+            errno = ENOMEM;
+            return -1;
+        }
+        ob->data = d;
+        ob->cap = cap;
+    }
+    return 0;
+}
+
+int kvs_opsbuf_append_text (struct kvs_opsbuf *ob, const char *text,
+                            size_t len, int nops)
+{
+    if (!ob || nops < 0 || (len > 0 && !text) || (nops == 0) != (len == 0)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (nops == 0)
+        return 0;
+    if (reserve (ob, len + 1) < 0)
+        return -1;
+    if (ob->len > 0)
+        ob->data[ob->len++] = ',';
+    memcpy (ob->data + ob->len, text, len);
+    ob->len += len;
+    ob->data[ob->len] = '\0';
+    ob->nops += nops;
+    return 0;
+}
+
+int kvs_opsbuf_append_json (struct kvs_opsbuf *ob, json_t *ops)
+{
+    char *s;
+    size_t n;
+    int rc;
+
+    if (!ob || !json_is_array (ops)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (json_array_size (ops) == 0)
+        return 0;
+    if (!(s = json_dumps (ops, JSON_COMPACT))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    /* "[a,b,...]" -> "a,b,..." */
+    n = strlen (s);
+    rc = kvs_opsbuf_append_text (ob, s + 1, n - 2, (int)json_array_size (ops));
+    free (s);
+    return rc;
+}
+
+json_t *kvs_opsbuf_parse (const struct kvs_opsbuf *ob)
+{
+    json_t *ops;
+    char *s;
+
+    if (!ob) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (ob->nops == 0)
+        return json_array ();
+    if (!(s = malloc (ob->len + 3))) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    s[0] = '[';
+    memcpy (s + 1, ob->data, ob->len);
+    s[ob->len + 1] = ']';
+    s[ob->len + 2] = '\0';
+    ops = json_loadb (s, ob->len + 2, 0, NULL);
+    free (s);
+    if (!ops || !json_is_array (ops)
+        || json_array_size (ops) != (size_t)ob->nops) {
+        json_decref (ops);
+        errno = EPROTO;
+        return NULL;
+    }
+    return ops;
+}
+
+/* Decoding */
+
+struct kvs_relay {
+    json_t *hdr;
+    struct kvs_relay_fence *fences;
+    int nfences;
+    blobtab_t *blobs;
+};
+
+static uint32_t get32 (const uint8_t *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16)
+         | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
+}
+
+void kvs_relay_destroy (kvs_relay_t *r)
+{
+    if (r) {
+        int saved_errno = errno;
+        json_decref (r->hdr);
+        free (r->fences);
+        blobtab_destroy (r->blobs);
+        free (r);
+        errno = saved_errno;
+    }
+}
+
+static int unpack_fence (json_t *o, struct kvs_relay_fence *f)
+{
+    json_int_t opslen = 0;
+
+    memset (f, 0, sizeof (*f));
+    f->errstr = "";
+    if (json_unpack (o, "{s:s s:i s:i s:i s:i s:i s:I s:o s?i s?s}",
+                     "name", &f->name, "nprocs", &f->nprocs, "flags", &f->flags,
+                     "count", &f->count, "userid", &f->userid,
+                     "nops", &f->nops, "opslen", &opslen, "refs", &f->refs,
+                     "errnum", &f->errnum, "errstr", &f->errstr) < 0
+        || !*f->name || strlen (f->name) > 255
+        || f->nprocs < 1 || f->count < 0 || f->count > f->nprocs
+        || f->nops < 0 || opslen < 0 || (f->nops == 0) != (opslen == 0)
+        || f->errnum < 0 || (f->errnum > 0 && f->nops > 0)
+        || !json_is_array (f->refs))
+        return -1;
+    f->opslen = (size_t)opslen;
+    return 0;
+}
+
+kvs_relay_t *kvs_relay_decode (const void *buf, size_t len,
+                               canopy_error_t *error)
+{
+    const uint8_t *p = buf;
+    kvs_relay_t *r;
+    json_t *fences, *table, *v;
+    uint32_t hlen;
+    size_t off, i;
+
+    if (!buf || len < 4) {
+        errno = EPROTO;
+        errprintf (error, "relay too short");
+        return NULL;
+    }
+    hlen = get32 (p);
+    if (hlen > len - 4) {
+        errno = EPROTO;
+        errprintf (error, "relay header length is wrong");
+        return NULL;
+    }
+    if (!(r = calloc (1, sizeof (*r))) || !(r->blobs = blobtab_create ())) {
+        kvs_relay_destroy (r);
+        errno = ENOMEM;
+        errprintf (error, "out of memory");
+        return NULL;
+    }
+    if (!(r->hdr = json_loadb ((const char *)p + 4, hlen, 0, NULL))
+        || json_unpack (r->hdr, "{s:o s:o}", "fences", &fences, "blobs", &table) < 0
+        || !json_is_array (fences) || !json_is_array (table)) {
+        errprintf (error, "malformed relay header");
+        goto proto;
+    }
+    if (json_array_size (fences) > 0
+        && !(r->fences = calloc (json_array_size (fences), sizeof (*r->fences)))) {
+        errno = ENOMEM;
+        errprintf (error, "out of memory");
+        goto error;
+    }
+    off = 4 + hlen;
+    json_array_foreach (fences, i, v) {
+        struct kvs_relay_fence *f = &r->fences[i];
+        if (unpack_fence (v, f) < 0) {
+            errprintf (error, "malformed relay entry %zu", i);
+            goto proto;
+        }
+        if (f->opslen > len - off) {
+            errprintf (error, "relay entry %zu: operations overrun the message", i);
+            goto proto;
+        }
+        f->ops = (const char *)p + off;
+        off += f->opslen;
+        r->nfences++;
+    }
+    json_array_foreach (table, i, v) {
+        const char *ref;
+        json_int_t blen;
+        if (json_unpack (v, "[s,I]", &ref, &blen) < 0 || blen < 0
+            || (size_t)blen > len - off || blobref_validate (ref) < 0) {
+            errprintf (error, "malformed relay blob table");
+            goto proto;
+        }
+        if (blobtab_add (r->blobs, ref, p + off, blen, NULL, 0) < 0) {
+            errprintf (error, "out of memory");
+            goto error;
+        }
+        off += blen;
+    }
+    if (off != len) {
+        errprintf (error, "relay has trailing bytes");
+        goto proto;
+    }
+    for (int k = 0; k < r->nfences; k++) {
+        json_array_foreach (r->fences[k].refs, i, v) {
+            if (!json_is_string (v) || !blobtab_has (r->blobs, json_string_value (v))) {
+                errprintf (error, "relay entry %d references a missing blob", k);
+                goto proto;
+            }
+        }
+    }
+    return r;
+proto:
+    errno = EPROTO;
+error:
+    kvs_relay_destroy (r);
+    return NULL;
+}
+
+int kvs_relay_count (const kvs_relay_t *r)
+{
+    return r ? r->nfences : 0;
+}
+
+const struct kvs_relay_fence *kvs_relay_fence (const kvs_relay_t *r, int i)
+{
+    if (!r || i < 0 || i >= r->nfences) {
+        errno = EINVAL;
+        return NULL;
+    }
+    return &r->fences[i];
+}
+
+const blobtab_t *kvs_relay_blobs (const kvs_relay_t *r)
+{
+    return r ? r->blobs : NULL;
+}
+
+/* Encoding */
+
+struct kvs_relay_enc {
+    json_t *fences;
+    struct kvs_opsbuf text;     /* every fence's ops, back to back */
+    blobtab_t *blobs;
+};
+
+kvs_relay_enc_t *kvs_relay_enc_create (void)
+{
+    kvs_relay_enc_t *e = calloc (1, sizeof (*e));
+    if (!e || !(e->fences = json_array ()) || !(e->blobs = blobtab_create ())) {
+        kvs_relay_enc_destroy (e);
+        errno = ENOMEM;
+        return NULL;
+    }
+    kvs_opsbuf_init (&e->text);
+    return e;
+}
+
+void kvs_relay_enc_destroy (kvs_relay_enc_t *e)
+{
+    if (e) {
+        int saved_errno = errno;
+        json_decref (e->fences);
+        kvs_opsbuf_clear (&e->text);
+        blobtab_destroy (e->blobs);
+        free (e);
+        errno = saved_errno;
+    }
+}
+
+int kvs_relay_enc_add (kvs_relay_enc_t *e, const struct kvs_relay_fence *f,
+                       const blobtab_t *blobs)
+{
+    json_t *o = NULL, *refs = NULL;
+    size_t mark;
+
+    if (!e || !f || !f->name || f->nops < 0 || (f->opslen > 0 && !f->ops)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(refs = json_array ()))
+        goto nomem;
+    for (int i = 0; i < blobtab_count (blobs); i++) {
+        const char *ref;
+        (void)blobtab_at (blobs, i, &ref, NULL, NULL);
+        if (json_array_append_new (refs, json_string (ref)) < 0)
+            goto nomem;
+    }
+    if (!(o = json_pack ("{s:s s:i s:i s:i s:i s:i s:I s:O}", "name", f->name,
+                         "nprocs", f->nprocs, "flags", f->flags,
+                         "count", f->count, "userid", f->userid,
+                         "nops", f->nops, "opslen", (json_int_t)f->opslen,
+                         "refs", refs)))
+        goto nomem;
+    if (f->errnum
+        && (json_object_set_new (o, "errnum", json_integer (f->errnum)) < 0
+            || json_object_set_new (o, "errstr",
+                                    json_string (f->errstr ? f->errstr : "")) < 0))
+        goto nomem;
+    /* the text is stored raw (no separator between fences) */
+    mark = e->text.len;
+    if (f->opslen > 0) {
+        if (reserve (&e->text, f->opslen) < 0)
+            goto nomem;
+        memcpy (e->text.data + e->text.len, f->ops, f->opslen);
+        e->text.len += f->opslen;
+    }
+    if (blobs && blobtab_merge (e->blobs, blobs) < 0) {
+        e->text.len = mark;
+        goto nomem;
+    }
+    if (json_array_append_new (e->fences, o) < 0) {   /* o is consumed */
+        e->text.len = mark;
+        o = NULL;
+        goto nomem;
+    }
+    json_decref (refs);
+    return 0;
+nomem:
+    json_decref (o);
+    json_decref (refs);
+    errno = ENOMEM;
+    return -1;
+}
+
+int kvs_relay_enc_finish (kvs_relay_enc_t *e, void **bufp, size_t *lenp)
+{
+    json_t *hdr = NULL, *table = NULL;
+    char *s = NULL;
+    uint8_t *buf, *p;
+    size_t hlen, total;
+    int n;
+
+    if (!e || !bufp || !lenp) {
+        errno = EINVAL;
+        return -1;
+    }
+    n = blobtab_count (e->blobs);
+    if (!(table = json_array ()))
+        goto nomem;
+    for (int i = 0; i < n; i++) {
+        const char *ref;
+        size_t len;
+        (void)blobtab_at (e->blobs, i, &ref, NULL, &len);
+        if (json_array_append_new (table, json_pack ("[s,I]", ref, (json_int_t)len)) < 0)
+            goto nomem;
+    }
+    if (!(hdr = json_pack ("{s:O s:O}", "fences", e->fences, "blobs", table))
+        || !(s = json_dumps (hdr, JSON_COMPACT)))
+        goto nomem;
+    hlen = strlen (s);
+    total = 4 + hlen + e->text.len + blobtab_bytes (e->blobs);
+    if (total > CANOPY_MSG_SIZE_MAX || hlen > UINT32_MAX) {
+        free (s);
+        json_decref (hdr);
+        json_decref (table);
+        errno = EFBIG;
+        return -1;
+    }
+    if (!(buf = malloc (total + 1)))
+        goto nomem;
+    buf[0] = hlen >> 24;
+    buf[1] = hlen >> 16;
+    buf[2] = hlen >> 8;
+    buf[3] = hlen;
+    memcpy (buf + 4, s, hlen);
+    p = buf + 4 + hlen;
+    if (e->text.len > 0)
+        memcpy (p, e->text.data, e->text.len);
+    p += e->text.len;
+    for (int i = 0; i < n; i++) {
+        const void *data;
+        size_t len;
+        (void)blobtab_at (e->blobs, i, NULL, &data, &len);
+        memcpy (p, data, len);
+        p += len;
+    }
+    free (s);
+    json_decref (hdr);
+    json_decref (table);
+    *bufp = buf;
+    *lenp = total;
+    return 0;
+nomem:
+    free (s);
+    json_decref (hdr);
+    json_decref (table);
+    errno = ENOMEM;
+    return -1;
+}

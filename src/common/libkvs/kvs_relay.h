@@ -1,0 +1,93 @@
+/* kvs_relay.h - the payload of kvs.relay: merged fence contributions
+ * travelling up the tree, with their operations kept as text.
+ *
+ * A broker that merges contributions does not need to understand their
+ * operations, only to concatenate them, so the operations of a fence
+ * travel as one run of JSON text (the elements of the ops array, comma
+ * separated, without the brackets).  Only rank 0 parses them, once, when
+ * the fence is complete.  The layout:
+ *
+ *   u32 header length (big-endian) | header JSON | ops text ... | blobs ...
+ *   header: {"fences": [{"name": s, "nprocs": i, "flags": i, "count": i,
+ *                        "userid": i, "nops": i, "opslen": i,
+ *                        "refs": [blobref, ...],
+ *                        "errnum"?: i, "errstr"?: s}, ...],
+ *            "blobs": [[blobref, length], ...]}
+ *   The ops text of each fence follows the header in the order of the
+ *   fences ("opslen" bytes each), then the blob bytes in table order.
+ *   "refs" names the blobs a fence's operations reference (each must be in
+ *   the table); a blob shared by several fences travels once.
+ *
+ * kvs_relay_decode checks the framing and the header's shape, every
+ * length, and every ref; it does not parse the ops text (kvs_opsbuf_parse
+ * does, on rank 0).  Malformed input is EPROTO with text in *error.
+ */
+#ifndef CANOPY_KVS_RELAY_H
+#define CANOPY_KVS_RELAY_H
+
+#include <stddef.h>
+#include <stdbool.h>
+#include <jansson.h>
+#include <canopy/types.h>
+#include "blobtab.h"
+
+/* A growing run of ops text and the number of operations in it. */
+struct kvs_opsbuf {
+    char *data;
+    size_t len;
+    size_t cap;
+    int nops;
+};
+
+void kvs_opsbuf_init (struct kvs_opsbuf *ob);
+void kvs_opsbuf_clear (struct kvs_opsbuf *ob);      /* frees the text */
+/* Append 'nops' operations given as text (elements, comma separated). */
+int kvs_opsbuf_append_text (struct kvs_opsbuf *ob, const char *text,
+                            size_t len, int nops);
+/* Append every element of a JSON array of operations. */
+int kvs_opsbuf_append_json (struct kvs_opsbuf *ob, json_t *ops);
+/* The operations as a JSON array (new reference), or NULL with errno
+ * EPROTO if the text is not nops valid JSON values, ENOMEM.
+ */
+json_t *kvs_opsbuf_parse (const struct kvs_opsbuf *ob);
+
+/* One fence of a decoded relay (pointers borrowed from the kvs_relay_t). */
+struct kvs_relay_fence {
+    const char *name;
+    int nprocs;
+    int flags;
+    int count;
+    int userid;
+    int errnum;                 /* non-zero: a failure, no operations */
+    const char *errstr;         /* "" if none */
+    int nops;
+    const char *ops;            /* opslen bytes, not NUL-terminated */
+    size_t opslen;
+    json_t *refs;               /* array of blobref strings */
+};
+
+typedef struct kvs_relay kvs_relay_t;
+
+kvs_relay_t *kvs_relay_decode (const void *buf, size_t len,
+                               canopy_error_t *error);
+void kvs_relay_destroy (kvs_relay_t *r);
+int kvs_relay_count (const kvs_relay_t *r);
+const struct kvs_relay_fence *kvs_relay_fence (const kvs_relay_t *r, int i);
+/* The blobs (data borrowed from the decoded buffer; copy to keep). */
+const blobtab_t *kvs_relay_blobs (const kvs_relay_t *r);
+
+/* Encoding: add fences one by one, then take the buffer. */
+typedef struct kvs_relay_enc kvs_relay_enc_t;
+
+kvs_relay_enc_t *kvs_relay_enc_create (void);
+void kvs_relay_enc_destroy (kvs_relay_enc_t *e);
+/* f->ops/opslen/nops are the operations; f->refs is ignored: the refs
+ * are those of 'blobs' (the fence's own blob set, which is merged into the
+ * message's table).
+ */
+int kvs_relay_enc_add (kvs_relay_enc_t *e, const struct kvs_relay_fence *f,
+                       const blobtab_t *blobs);
+/* The message (caller frees *buf).  EFBIG if over the message size limit. */
+int kvs_relay_enc_finish (kvs_relay_enc_t *e, void **buf, size_t *len);
+
+#endif

@@ -1,0 +1,239 @@
+/* test/kvs_relay.c - relays: ops text, merging by concatenation, encoding,
+ * decoding, and refusing malformed input.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include "src/common/libkvs/kvs_relay.h"
+#include "src/common/libkvs/blobtab.h"
+
+static void test_opsbuf (void **state)
+{
+    struct kvs_opsbuf ob;
+    json_t *ops, *a = json_loads ("[[\"a\",null],[\"b\",{\"ver\":1,\"type\":"
+                                  "\"val\",\"data\":\"eA==\"}]]", 0, NULL);
+    assert_non_null (a);
+    kvs_opsbuf_init (&ob);
+    /* empty */
+    assert_non_null ((ops = kvs_opsbuf_parse (&ob)));
+    assert_int_equal (json_array_size (ops), 0);
+    json_decref (ops);
+    assert_int_equal (kvs_opsbuf_append_json (&ob, a), 0);
+    assert_int_equal (ob.nops, 2);
+    assert_int_equal (kvs_opsbuf_append_text (&ob, "[\"c\",null]", 10, 1), 0);
+    assert_int_equal (kvs_opsbuf_append_text (&ob, NULL, 0, 0), 0);
+    assert_int_equal (ob.nops, 3);
+    assert_non_null ((ops = kvs_opsbuf_parse (&ob)));
+    assert_int_equal (json_array_size (ops), 3);
+    assert_string_equal (json_string_value (json_array_get (json_array_get (ops, 2), 0)), "c");
+    assert_true (json_equal (json_array_get (ops, 1), json_array_get (a, 1)));
+    json_decref (ops);
+    /* wrong counts and bad arguments */
+    ob.nops = 4;
+    errno = 0;
+    assert_null (kvs_opsbuf_parse (&ob));
+    assert_int_equal (errno, EPROTO);
+    ob.nops = 3;
+    assert_int_equal (kvs_opsbuf_append_text (&ob, "x", 1, 0), -1);
+    assert_int_equal (kvs_opsbuf_append_text (&ob, "", 0, 1), -1);
+    assert_int_equal (kvs_opsbuf_append_json (&ob, json_object ()), -1);
+    kvs_opsbuf_clear (&ob);
+    assert_int_equal (ob.len, 0);
+    /* text that is not JSON */
+    assert_int_equal (kvs_opsbuf_append_text (&ob, "[\"a\",nul", 8, 1), 0);
+    assert_null (kvs_opsbuf_parse (&ob));
+    assert_int_equal (errno, EPROTO);
+    kvs_opsbuf_clear (&ob);
+    /* text that smuggles a closing bracket */
+    assert_int_equal (kvs_opsbuf_append_text (&ob, "1],[2", 5, 1), 0);
+    assert_null (kvs_opsbuf_parse (&ob));
+    kvs_opsbuf_clear (&ob);
+    json_decref (a);
+}
+
+static void *encode_two (size_t *len)
+{
+    kvs_relay_enc_t *e = kvs_relay_enc_create ();
+    blobtab_t *b1 = blobtab_create (), *b2 = blobtab_create ();
+    char r1[80], r2[80];
+    void *buf;
+    assert_non_null (e);
+    assert_int_equal (blobtab_add (b1, NULL, "shared", 6, r1, sizeof (r1)), 1);
+    assert_int_equal (blobtab_add (b2, NULL, "shared", 6, r2, sizeof (r2)), 1);
+    assert_int_equal (blobtab_add (b2, NULL, "own", 3, NULL, 0), 1);
+    assert_string_equal (r1, r2);
+    struct kvs_relay_fence f1 = { .name = "f1", .nprocs = 4, .count = 2,
+                                  .userid = 7, .nops = 2,
+                                  .ops = "[\"a\",null],[\"b\",null]",
+                                  .opslen = 21 };
+    struct kvs_relay_fence f2 = { .name = "f2", .nprocs = 1, .count = 1,
+                                  .nops = 1, .ops = "[\"c\",null]", .opslen = 10 };
+    struct kvs_relay_fence f3 = { .name = "f3", .nprocs = 2, .count = 0,
+                                  .errnum = EINVAL, .errstr = "no" };
+    assert_int_equal (kvs_relay_enc_add (e, &f1, b1), 0);
+    assert_int_equal (kvs_relay_enc_add (e, &f2, b2), 0);
+    assert_int_equal (kvs_relay_enc_add (e, &f3, NULL), 0);
+    assert_int_equal (kvs_relay_enc_finish (e, &buf, len), 0);
+    kvs_relay_enc_destroy (e);
+    blobtab_destroy (b1);
+    blobtab_destroy (b2);
+    return buf;
+}
+
+static void test_roundtrip (void **state)
+{
+    size_t len;
+    void *buf = encode_two (&len);
+    canopy_error_t error;
+    kvs_relay_t *r = kvs_relay_decode (buf, len, &error);
+
+    assert_non_null (r);
+    assert_int_equal (kvs_relay_count (r), 3);
+    /* the shared blob travels once */
+    assert_int_equal (blobtab_count (kvs_relay_blobs (r)), 2);
+    const struct kvs_relay_fence *f = kvs_relay_fence (r, 0);
+    assert_string_equal (f->name, "f1");
+    assert_int_equal (f->nprocs, 4);
+    assert_int_equal (f->count, 2);
+    assert_int_equal (f->userid, 7);
+    assert_int_equal (f->nops, 2);
+    assert_int_equal (f->opslen, 21);
+    assert_memory_equal (f->ops, "[\"a\",null],[\"b\",null]", 21);
+    assert_int_equal (json_array_size (f->refs), 1);
+    f = kvs_relay_fence (r, 1);
+    assert_memory_equal (f->ops, "[\"c\",null]", 10);
+    assert_int_equal (json_array_size (f->refs), 2);
+    f = kvs_relay_fence (r, 2);
+    assert_int_equal (f->errnum, EINVAL);
+    assert_string_equal (f->errstr, "no");
+    assert_int_equal (f->nops, 0);
+    assert_null (kvs_relay_fence (r, 3));
+
+    /* merging on the next hop is concatenation */
+    struct kvs_opsbuf ob;
+    kvs_opsbuf_init (&ob);
+    for (int i = 0; i < 2; i++) {
+        f = kvs_relay_fence (r, i);
+        assert_int_equal (kvs_opsbuf_append_text (&ob, f->ops, f->opslen, f->nops), 0);
+    }
+    json_t *ops = kvs_opsbuf_parse (&ob);
+    assert_non_null (ops);
+    assert_int_equal (json_array_size (ops), 3);
+    json_decref (ops);
+    kvs_opsbuf_clear (&ob);
+    kvs_relay_destroy (r);
+    free (buf);
+}
+
+static void put32 (uint8_t *p, uint32_t v)
+{
+    p[0] = v >> 24;
+    p[1] = v >> 16;
+    p[2] = v >> 8;
+    p[3] = v;
+}
+
+static kvs_relay_t *decode_hdr (const char *hdr, const char *tail)
+{
+    size_t hlen = strlen (hdr), tlen = strlen (tail);
+    uint8_t *buf = malloc (4 + hlen + tlen);
+    canopy_error_t error;
+    put32 (buf, hlen);
+    memcpy (buf + 4, hdr, hlen);
+    memcpy (buf + 4 + hlen, tail, tlen);
+    kvs_relay_t *r = kvs_relay_decode (buf, 4 + hlen + tlen, &error);
+    if (!r)
+        assert_int_equal (errno, EPROTO);
+    kvs_relay_destroy (r);
+    free (buf);
+    return r;   /* only compared with NULL */
+}
+
+static void test_malformed (void **state)
+{
+    size_t len;
+    uint8_t *buf = encode_two (&len);
+    canopy_error_t error;
+
+    /* truncations anywhere */
+    for (size_t n = 0; n < len; n++) {
+        errno = 0;
+        assert_null (kvs_relay_decode (buf, n, &error));
+        assert_int_equal (errno, EPROTO);
+    }
+    /* header length beyond the message */
+    put32 (buf, len);
+    assert_null (kvs_relay_decode (buf, len, &error));
+    free (buf);
+    assert_null (kvs_relay_decode (NULL, 10, &error));
+
+    const char *ok = "{\"fences\":[{\"name\":\"x\",\"nprocs\":1,\"flags\":0,"
+                     "\"count\":1,\"userid\":0,\"nops\":1,\"opslen\":3,"
+                     "\"refs\":[]}],\"blobs\":[]}";
+    assert_non_null (decode_hdr (ok, "abc"));
+    assert_null (decode_hdr (ok, "ab"));            /* ops overrun */
+    assert_null (decode_hdr (ok, "abcd"));          /* trailing bytes */
+    assert_null (decode_hdr ("[]", ""));
+    assert_null (decode_hdr ("{\"fences\":{},\"blobs\":[]}", ""));
+    /* bad entries */
+    const char *bad[] = {
+        "{\"fences\":[{\"name\":\"\",\"nprocs\":1,\"flags\":0,\"count\":1,\"userid\":0,\"nops\":0,\"opslen\":0,\"refs\":[]}],\"blobs\":[]}",
+        "{\"fences\":[{\"name\":\"x\",\"nprocs\":0,\"flags\":0,\"count\":0,\"userid\":0,\"nops\":0,\"opslen\":0,\"refs\":[]}],\"blobs\":[]}",
+        "{\"fences\":[{\"name\":\"x\",\"nprocs\":1,\"flags\":0,\"count\":2,\"userid\":0,\"nops\":0,\"opslen\":0,\"refs\":[]}],\"blobs\":[]}",
+        "{\"fences\":[{\"name\":\"x\",\"nprocs\":1,\"flags\":0,\"count\":1,\"userid\":0,\"nops\":1,\"opslen\":0,\"refs\":[]}],\"blobs\":[]}",
+        "{\"fences\":[{\"name\":\"x\",\"nprocs\":1,\"flags\":0,\"count\":1,\"userid\":0,\"nops\":0,\"opslen\":-1,\"refs\":[]}],\"blobs\":[]}",
+        "{\"fences\":[{\"name\":\"x\",\"nprocs\":1,\"flags\":0,\"count\":1,\"userid\":0,\"nops\":0,\"opslen\":0}],\"blobs\":[]}",
+        "{\"fences\":[{\"name\":\"x\",\"nprocs\":1,\"flags\":0,\"count\":1,\"userid\":0,\"nops\":0,\"opslen\":0,\"refs\":[\"sha256-00\"]}],\"blobs\":[]}",
+        "{\"fences\":[{\"name\":\"x\",\"nprocs\":1,\"flags\":0,\"count\":1,\"userid\":0,\"nops\":0,\"opslen\":0,\"refs\":[1]}],\"blobs\":[]}",
+        "{\"fences\":[],\"blobs\":[[\"nonsense\",0]]}",
+        "{\"fences\":[],\"blobs\":[[\"sha256-0000000000000000000000000000000000000000000000000000000000000000\",-1]]}",
+    };
+    for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++)
+        assert_null (decode_hdr (bad[i], ""));
+    /* an error entry may not carry operations */
+    assert_null (decode_hdr ("{\"fences\":[{\"name\":\"x\",\"nprocs\":1,\"flags\":0,"
+                             "\"count\":0,\"userid\":0,\"nops\":1,\"opslen\":1,"
+                             "\"refs\":[],\"errnum\":5}],\"blobs\":[]}", "a"));
+}
+
+static void test_enc_errors (void **state)
+{
+    kvs_relay_enc_t *e = kvs_relay_enc_create ();
+    struct kvs_relay_fence f = { .name = NULL };
+    void *buf;
+    size_t len;
+    assert_int_equal (kvs_relay_enc_add (e, &f, NULL), -1);
+    assert_int_equal (errno, EINVAL);
+    f.name = "x";
+    f.opslen = 3;
+    assert_int_equal (kvs_relay_enc_add (e, &f, NULL), -1);
+    assert_int_equal (kvs_relay_enc_finish (NULL, &buf, &len), -1);
+    /* an empty relay is valid */
+    assert_int_equal (kvs_relay_enc_finish (e, &buf, &len), 0);
+    canopy_error_t error;
+    kvs_relay_t *r = kvs_relay_decode (buf, len, &error);
+    assert_non_null (r);
+    assert_int_equal (kvs_relay_count (r), 0);
+    kvs_relay_destroy (r);
+    free (buf);
+    kvs_relay_enc_destroy (e);
+    kvs_relay_enc_destroy (NULL);
+    kvs_relay_destroy (NULL);
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_opsbuf),
+        cmocka_unit_test (test_roundtrip),
+        cmocka_unit_test (test_malformed),
+        cmocka_unit_test (test_enc_errors),
+    };
+    cmocka_set_message_output (CM_OUTPUT_TAP);
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}
