@@ -2,7 +2,7 @@
 # fence-profile.sh - where the time of a KAP run goes, broker by broker.
 #
 #   bench/fence-profile.sh [-b BUILDDIR] [-n BROKERS] [-k FANOUT] [-r ROUNDS]
-#                          [-- KAP-CROWD OPTIONS]
+#                          [-S ATTR=VALUE]... [-j FILE] [-- KAP-CROWD OPTIONS]
 #
 # Starts an instance of BROKERS brokers (default 64, fan-out 2), runs
 # kap-crowd ROUNDS times (default 3; each round a fresh KAP instance
@@ -21,8 +21,8 @@
 #   cpu_s        CPU seconds all brokers used during the round (the
 #                figure least disturbed by other load on the machine)
 # The default KAP run is 16 participants per broker, 64-byte unique values,
-# 4 gets each.  Output: a table on stdout and, with -j FILE, the figures
-# as JSON lines.
+# 4 gets each.  -S sets a broker attribute (e.g. -S kvs.prime-max=0).
+# Output: a table on stdout and, with -j FILE, the figures as JSON lines.
 set -eu
 
 build=build
@@ -30,14 +30,16 @@ size=64
 k=2
 rounds=3
 json=
-while getopts b:n:k:r:j:h opt; do
+attrs=
+while getopts b:n:k:r:j:S:h opt; do
     case $opt in
         b) build=$OPTARG ;;
         n) size=$OPTARG ;;
         k) k=$OPTARG ;;
         r) rounds=$OPTARG ;;
         j) json=$OPTARG ;;
-        h) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        S) attrs="$attrs -S $OPTARG" ;;
+        h) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "fence-profile: see -h" >&2; exit 1 ;;
     esac
 done
@@ -98,7 +100,7 @@ done
 EOF
 chmod +x "$tmp/inner.sh"
 echo "fence-profile: $size brokers (k=$k), kap-crowd $*, $rounds rounds" >&2
-"$canopy" start -n "$size" -k "$k" -- "$tmp/inner.sh" "$@" >"$tmp/rows"
+"$canopy" start -n "$size" -k "$k" $attrs -- "$tmp/inner.sh" "$@" >"$tmp/rows"
 test -n "$json" && cp "$tmp/rows" "$json"
 printf "%-5s %7s %8s %8s %8s %9s %7s %8s %8s %8s %7s %8s %8s %8s %6s %8s\n" \
     round cpu_s sync_ms sync_max get_ms cons_max relays relay_kb decode encode \

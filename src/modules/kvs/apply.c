@@ -680,6 +680,42 @@ static void round_continue (struct round *rd)
         round_finish (rd, errno ? errno : ENOMEM, "storing the new version failed");
 }
 
+/* The new directories to carry in the setroot event: each at most
+ * kvs.prime-max bytes, kvs.prime-budget in all, nearest the root first
+ * (unroll stores children before parents, so walk backwards).  Each is
+ * [ref, size, object].  It spares every broker the chain of loads down
+ * the path its next lookup takes, but every broker parses the event, so
+ * it is only done after a collective fence (nprocs > 1): the pattern
+ * where many brokers read the new version at once (PMI, KAP).  A stream
+ * of single commits does not pay for it.
+ */
+static json_t *prime_objects (struct round *rd)
+{
+    struct kvs_ctx *ctx = rd->a->ctx;
+    json_t *objs = json_array ();
+    size_t budget = ctx->limits.prime_budget;
+    bool collective = false;
+
+    for (int i = 0; i < rd->nfences; i++) {
+        if (!rd->failed[i] && rd->fences[i]->nprocs > 1)
+            collective = true;
+    }
+    if (!objs || ctx->limits.prime_max == 0 || !collective)
+        return objs;
+    for (int i = rd->nnewdirs - 1; i >= 0; i--) {
+        struct newdir *nd = &rd->newdirs[i];
+        if (nd->size > (size_t)ctx->limits.prime_max || nd->size > budget)
+            continue;
+        if (json_array_append_new (objs, json_pack ("[s,I,O]", nd->ref,
+                                                    (json_int_t)nd->size,
+                                                    nd->dir)) < 0)
+            break;
+        budget -= nd->size;
+    }
+    ctx->stats.primed += json_array_size (objs);
+    return objs;
+}
+
 /* Publish the outcome of the round and start the next. */
 static void round_finish (struct round *rd, int errnum, const char *errstr)
 {
@@ -708,16 +744,19 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
     if (any && !errnum)
         kvs_root_update (ctx, ctx->version + 1, rd->rootref);
     /* failures were published one by one by fence_finished; publish the
-     * successes (and the new root) in one event
+     * successes (and the new root) in one event, with the small new
+     * directories every broker's next lookup would otherwise fault in
      */
     if (json_array_size (names) > 0) {
+        json_t *objs = any && !errnum ? prime_objects (rd) : json_array ();
         canopy_future_t *f = canopy_event_publish_pack (ctx->h, "kvs.setroot", 0,
-                                                        "{s:i s:s s:O s:[] s:f}",
+                                                        "{s:i s:s s:O s:[] s:f s:o}",
                                                         "version", ctx->version,
                                                         "rootref", ctx->rootref,
                                                         "names", names,
                                                         "errors",
-                                                        "stamp", monotime ());
+                                                        "stamp", monotime (),
+                                                        "objs", objs ? objs : json_array ());
         if (!f)
             canopy_log_error (ctx->h, "publish kvs.setroot");
         canopy_future_destroy (f);

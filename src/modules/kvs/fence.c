@@ -694,6 +694,7 @@ int fence_take_ready (struct fence_table *ft, struct ready_fence **out, int max)
             break;
         }
         rf->flags = f->flags;
+        rf->nprocs = f->nprocs;
         rf->ops = f->parsed;
         rf->blobs = f->blobs;
         f->parsed = NULL;

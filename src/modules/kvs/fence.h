@@ -31,6 +31,7 @@ struct fence_table;
 struct ready_fence {
     char *name;
     int flags;
+    int nprocs;
     json_t *ops;
     blobtab_t *blobs;
 };

@@ -11,7 +11,9 @@
  *   kvs.wait-version {version}     answered once version is reached
  *   kvs.watch / kvs.unwatch        streaming watch (watch.c)
  *   kvs.dropcache, kvs.stats, kvs.disconnect
- *   event kvs.setroot {version, rootref, names, errors}
+ *   event kvs.setroot {version, rootref, names, errors, stamp, objs}
+ *                                  objs: small new directories, cached by
+ *                                  every broker on arrival (priming)
  *
  * Rank 0 owns the root and applies transactions (apply.c); every broker
  * caches objects (objcache.c), merges fence contributions on their way up
@@ -25,6 +27,9 @@
  *   cache-max=BYTES     object cache size (default 128 MiB)
  *   cache-age=SEC       drop objects unused that long (default 60)
  *   hdir-threshold=N    a directory with more entries is hashed (default 128)
+ *   prime-max=BYTES     setroot carries new directories up to this size
+ *                       (default 4096; 0: none)
+ *   prime-budget=BYTES  ... and up to this many bytes in all (default 65536)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -161,19 +166,43 @@ void kvs_root_update (struct kvs_ctx *ctx, int version, const char *rootref)
     watch_setroot (ctx->watches);
 }
 
+/* Directories rank 0 sent along with a new root ([ref, size, obj] each):
+ * cache them, as if loaded, unless malformed.
+ */
+static void prime_cache (struct kvs_ctx *ctx, json_t *objs)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach (objs, i, v) {
+        const char *ref;
+        json_int_t size;
+        json_t *obj;
+        if (json_unpack (v, "[s,I,o]", &ref, &size, &obj) < 0 || size < 0
+            || blobref_validate (ref) < 0
+            || !(treeobj_is_dir (obj) || treeobj_is_hdir (obj))
+            || treeobj_validate (obj) < 0)
+            continue;
+        if (objcache_get_dir (ctx->cache, ref))
+            continue;
+        if (objcache_put_dir (ctx->cache, ref, obj, (size_t)size) == 0)
+            ctx->stats.primed++;
+    }
+}
+
 static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
                         const canopy_msg_t *msg, void *arg)
 {
     struct kvs_ctx *ctx = arg;
     int version;
     const char *rootref;
-    json_t *names = NULL, *errors = NULL;
+    json_t *names = NULL, *errors = NULL, *objs = NULL;
     double stamp = 0;
     double t0 = monotime ();
 
-    if (canopy_event_unpack (msg, NULL, "{s:i s:s s?o s?o s?F}", "version", &version,
+    if (canopy_event_unpack (msg, NULL, "{s:i s:s s?o s?o s?F s?o}", "version", &version,
                              "rootref", &rootref, "names", &names,
-                             "errors", &errors, "stamp", &stamp) < 0
+                             "errors", &errors, "stamp", &stamp, "objs", &objs) < 0
         || blobref_validate (rootref) < 0) {
         canopy_log (h, LOG_ERR, "malformed kvs.setroot event");
         return;
@@ -181,6 +210,8 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
     ctx->stats.setroots++;
     if (stamp > 0 && t0 >= stamp)
         tstat_push (&ctx->timing.setroot_lag, (t0 - stamp) * 1e6);
+    if (ctx->rank > 0 && json_is_array (objs))
+        prime_cache (ctx, objs);
     kvs_root_update (ctx, version, rootref);
     fence_setroot (ctx->fences, names, errors, ctx->version, ctx->rootref);
     tstat_push (&ctx->timing.setroot_handle, (monotime () - t0) * 1e6);
@@ -352,7 +383,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                   + (applier_busy (ctx->applier) ? 1 : 0);
     canopy_respond_pack (h, msg,
         "{s:i s:i s:s s:{s:I s:I s:I s:I} s:{s:i s:i s:i} s:i s:i s:i s:i"
-        " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
+        " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
         " s:{s:o s:o s:o s:o s:o s:o s:o}}",
         "rank", (int)ctx->rank,
         "version", ctx->version,
@@ -375,6 +406,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                     "applies", (json_int_t)ctx->stats.applies,
                     "applied-txns", (json_int_t)ctx->stats.apply_txns,
                     "relay-bytes", (json_int_t)ctx->stats.relay_bytes,
+                    "primed", (json_int_t)ctx->stats.primed,
         "timing", "relay-decode", tstat_json (&ctx->timing.relay_decode),
                   "relay-encode", tstat_json (&ctx->timing.relay_encode),
                   "fence-wait", tstat_json (&ctx->timing.fence_wait),
@@ -453,6 +485,10 @@ static int set_option (struct kvs_ctx *ctx, const char *name, const char *value)
         ctx->cache_age = d;
     else if (!strcmp (name, "hdir-threshold") && d >= 2)
         ctx->limits.hdir_threshold = (int)d;
+    else if (!strcmp (name, "prime-max"))
+        ctx->limits.prime_max = (int)d;
+    else if (!strcmp (name, "prime-budget"))
+        ctx->limits.prime_budget = (int)d;
     else
         return -1;
     return 0;
@@ -462,12 +498,15 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
 {
     static const char *names[] = { "fence-timeout", "max-nprocs", "max-pending",
                                    "max-ops", "cache-max", "cache-age",
-                                   "hdir-threshold", NULL };
+                                   "hdir-threshold", "prime-max",
+                                   "prime-budget", NULL };
     ctx->limits.max_nprocs = 1048576;
     ctx->limits.max_pending_per_user = 1024;
     ctx->limits.max_txn_ops = 1000000;
     ctx->limits.fence_timeout = 0;
     ctx->limits.hdir_threshold = 128;
+    ctx->limits.prime_max = 4096;
+    ctx->limits.prime_budget = 65536;
     ctx->cache_max = 128 * 1024 * 1024;
     ctx->cache_age = 60;
     for (int i = 0; names[i]; i++) {

@@ -23,6 +23,8 @@ struct kvs_module_limits {
     int max_txn_ops;            /* operations in one contribution */
     double fence_timeout;       /* seconds; 0 = none */
     int hdir_threshold;         /* entries before a dir is hashed */
+    int prime_max;              /* setroot carries new dirs up to this size */
+    int prime_budget;           /* ... this many bytes in all (0: none) */
 };
 
 struct kvs_ctx {
@@ -56,6 +58,7 @@ struct kvs_ctx {
         uint64_t applies;
         uint64_t apply_txns;
         uint64_t relay_bytes;
+        uint64_t primed;        /* objects sent (rank 0) or taken from setroot */
     } stats;
     /* Where fence time goes (all in microseconds; see kvs.stats "timing"):
      * relay_decode/relay_encode per kvs.relay message at ranks > 0,

@@ -1,0 +1,88 @@
+#!/bin/bash
+# calibrate-inner.sh - the measurements of calibrate.sh, run inside an
+# instance (CANOPY_URI set).  "local" is meant for a 1-broker instance,
+# "tree" for a larger one.  Prints "name value" lines; times in
+# microseconds.  Environment: CANOPY PING KVSB CROWD TMP SCALE (set by
+# calibrate.sh).
+set -eu
+
+n=$((20000 / SCALE))
+size=$($CANOPY getattr size)
+pids=$(for r in $(seq 0 $((size - 1))); do $CANOPY getattr --rank=$r broker.pid; done)
+
+# CPU seconds of every thread of every broker so far (nanosecond counters)
+bcpu () {
+    for p in $pids; do cat /proc/$p/task/*/schedstat; done |
+        awk '{ t += $1 } END { printf "%.6f", t / 1e9 }'
+}
+# CPU seconds used by the finished children of this shell (user + sys);
+# 'times' must run in this shell, not in a command substitution
+child_cpu_to () {
+    times >"$TMP/times"
+    tail -1 "$TMP/times" | awk '{ gsub (/[ms]/, " "); print $1 * 60 + $2 + $3 * 60 + $4 }' >"$1"
+}
+# measure OPS CMD...: sets wall, bcpu_op, ccpu_op (microseconds per op)
+measure () {
+    local ops=$1 b0 b1 t0 t1
+    shift
+    b0=$(bcpu)
+    child_cpu_to "$TMP/c0"
+    t0=$(date +%s.%N)
+    "$@" >"$TMP/out" 2>&1
+    t1=$(date +%s.%N)
+    child_cpu_to "$TMP/c1"
+    b1=$(bcpu)
+    wall=$(awk -v a=$t0 -v b=$t1 -v n=$ops 'BEGIN { printf "%.3f", (b - a) * 1e6 / n }')
+    bcpu_op=$(awk -v a=$b0 -v b=$b1 -v n=$ops 'BEGIN { printf "%.3f", (b - a) * 1e6 / n }')
+    ccpu_op=$(awk -v a=$(cat "$TMP/c0") -v b=$(cat "$TMP/c1") -v n=$ops \
+              'BEGIN { printf "%.3f", (b - a) * 1e6 / n }')
+}
+median_of () {  # the median= field of a benchstat line
+    grep -o "median=[0-9.]*" "$TMP/out" | cut -d= -f2
+}
+
+if test "$1" = local; then
+    measure $n $PING -n $n -w 200 broker
+    echo "rtt_broker $(median_of)"
+    echo "cpu_ping_broker $bcpu_op"
+    echo "cpu_ping_client $ccpu_op"
+    measure $n $PING -n $n -w 200 kvs
+    echo "rtt_kvs $(median_of)"
+    echo "cpu_ping_kvs $bcpu_op"
+    measure $n $PING -n $n -w 200 -s 16384 kvs
+    echo "cpu_ping_kvs16k $bcpu_op"
+    measure $n $PING -n $n -w 200 content
+    echo "cpu_ping_content $bcpu_op"
+    measure $n $KVSB seqget $n
+    echo "cpu_get $bcpu_op"
+    # one-key commits, split by the KVS module's own timers
+    $CANOPY kvs stats >"$TMP/s0"
+    measure $((n / 10)) $KVSB commit $((n / 10)) 10
+    $CANOPY kvs stats >"$TMP/s1"
+    echo "cpu_commit $bcpu_op"
+    jq -n -r --slurpfile a "$TMP/s1" --slurpfile b "$TMP/s0" '
+        def d(f): ($a[0] | f) - ($b[0] | f);
+        def tot(f): ($a[0] | f.count * f.mean) - ($b[0] | f.count * f.mean);
+        "apply_us \(tot(.timing.apply) / d(.timing.apply.count))",
+        "setroot_us \(tot(.timing."setroot-handle") / d(.timing."setroot-handle".count))"'
+    # one fence of 1024 operations
+    $CROWD -N 1024 -C 0 -n 101 >/dev/null
+    $CANOPY kvs stats | jq -r '"apply_1024_us \(.timing.apply.max)"'
+    exit 0
+fi
+
+measure $n $PING -n $n -w 200 -r 1 broker
+echo "rtt_rank1 $(median_of)"
+echo "cpu_ping_rank1 $bcpu_op"
+for i in 1 2 3; do
+    $CROWD -N $((size * 16)) -p 64 -C 0 -n $((200 + i)) >/dev/null
+done
+for r in $(seq 0 $((size - 1))); do $CANOPY kvs --rank $r stats; done >"$TMP/all"
+jq -s -r '
+    [.[] | select(.rank > 0)] as $r |
+    def total(f): $r | map(f.mean * f.count) | add;
+    def count(f): $r | map(f.count) | add;
+    "relay_decode_us \(total(.timing."relay-decode") / count(.timing."relay-decode"))",
+    "relay_encode_us \(total(.timing."relay-encode") / count(.timing."relay-encode"))",
+    "relay_bytes \(($r | map(.counters."relay-bytes") | add) / ($r | map(.counters."relays-sent") | add))"' "$TMP/all"
+jq -s -r '.[] | "lag \(.rank) \(.timing."setroot-lag".mean)"' "$TMP/all"

@@ -1,0 +1,116 @@
+#!/bin/bash
+# calibrate.sh - measure the model's per-message costs on this machine.
+#
+#   kap/model/calibrate.sh [-b BUILDDIR] [-o COSTS.json] [-q]
+#
+# Every cost of costs.h is derived from a small measurement on a live
+# instance, with CPU time read from /proc (brokers) and from the shell's
+# child accounting (clients), so that other load on the machine inflates
+# latencies rather than costs:
+#   client_msg, route, ipc_lat   broker.ping to the local broker: client and
+#                                broker CPU per ping, the rest of the round
+#                                trip is the wire
+#   net_lat                      broker.ping to rank 1, minus the local one
+#   lookup                       kvs_get of a cached key (walk: 1 us per
+#                                path component, assumed)
+#   relay_byte, load_byte        the extra broker CPU per byte of a 16 KiB
+#                                kvs.ping payload, per thread crossing
+#   load_serve, load_send, ack   the content and KVS module ping handlers
+#   fence_req, apply, setroot,   one-key commits on one broker, split by the
+#   respond                      KVS module's own timers (kvs.stats timing)
+#   apply_op                     rank 0's apply time for 1024 operations
+#   relay_send, relay_recv       the relay timers of a 7-broker kap-crowd run
+#   event_fwd                    setroot lag per tree level, 15 brokers
+#   cores                        the machine's processor count
+# With -q the counts are cut by 5 (a rough calibration in a few seconds).
+# Writes COSTS.json (default: costs.json here) and prints it.
+set -eu
+
+build=build
+out=costs.json
+scale=1
+while getopts b:o:qh opt; do
+    case $opt in
+        b) build=$OPTARG ;;
+        o) out=$OPTARG ;;
+        q) scale=5 ;;
+        h) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "calibrate: see -h" >&2; exit 1 ;;
+    esac
+done
+build=$(cd "$build" && pwd)
+canopy=$build/src/cmd/canopy
+ping=$build/bench/canopy-pingbench
+kvsb=$build/bench/kvs-bench
+crowd=$build/kap/kap-crowd
+for x in "$canopy" "$ping" "$kvsb" "$crowd"; do
+    test -x "$x" || { echo "calibrate: $x missing (make -C $build)" >&2; exit 1; }
+done
+command -v jq >/dev/null || { echo "calibrate: jq is needed" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+inner=$(dirname "$0")/calibrate-inner.sh
+echo "calibrate: measuring on 1 broker, then on 15 (k=2)..." >&2
+export CANOPY=$canopy PING=$ping KVSB=$kvsb CROWD=$crowd TMP=$tmp SCALE=$scale
+"$canopy" start -n 1 -- "$inner" local >"$tmp/raw"
+"$canopy" start -n 15 -k 2 -- "$inner" tree >>"$tmp/raw"
+
+# Derive the costs (all microseconds).
+awk -v cores=$(nproc) -v k=2 -v when="$(date -u +%Y-%m-%dT%H:%MZ)" '
+    $1 == "lag" { d = 0; r = $2; while (r > 0) { r = int ((r - 1) / k); d++ }
+                  if ($3 > 0) { sl[d] += $3; nl[d]++ } next }
+    { v[$1] = $2 }
+    END {
+        client = v["cpu_ping_client"] / 2
+        route = v["cpu_ping_broker"]
+        ipc = (v["rtt_broker"] - 2 * client - route) / 2
+        if (ipc < 1) ipc = 1
+        # kvs.ping: broker routes twice, the module handles it once
+        kvsmsg = v["cpu_ping_kvs"] - 2 * route
+        if (kvsmsg < 1) kvsmsg = 1
+        perbyte = (v["cpu_ping_kvs16k"] - v["cpu_ping_kvs"]) / (16384 * 2 * 3)
+        if (perbyte < 0) perbyte = 0
+        loadserve = v["cpu_ping_content"] - 2 * route
+        if (loadserve < 1) loadserve = 1
+        # rank 1: rank 0 routes request and response, rank 1 answers
+        net = (v["rtt_rank1"] - v["rtt_broker"] - 2 * route) / 2
+        if (net < 1) net = 1
+        lookup = v["cpu_get"] - 2 * route
+        if (lookup < kvsmsg) lookup = kvsmsg
+        walk = 1.0
+        apply = v["apply_us"]
+        setroot = v["setroot_us"]
+        # a commit: 2 routes for the request and answer, 1 for the event,
+        # the fence request, apply, setroot; the content store and its
+        # answer count as two module messages
+        fence = v["cpu_commit"] - 3 * route - apply - setroot - 2 * kvsmsg
+        if (fence < kvsmsg) fence = kvsmsg
+        applyop = (v["apply_1024_us"] - apply) / 1024
+        if (applyop < 0.1) applyop = 0.1
+        rbytes = v["relay_bytes"]
+        rsend = v["relay_encode_us"] - perbyte * rbytes
+        if (rsend < kvsmsg) rsend = kvsmsg
+        rrecv = v["relay_decode_us"] - perbyte * rbytes
+        if (rrecv < kvsmsg) rrecv = kvsmsg
+        # setroot lag grows by one broker hop per level: the net, a route
+        # and the forwarding to k children
+        n = 0; sx = 0; sy = 0; sxx = 0; sxy = 0
+        for (d in sl) { x = d; y = sl[d] / nl[d]; n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
+        slope = n > 1 ? (n * sxy - sx * sy) / (n * sxx - sx * sx) : net + route
+        fwd = (slope - net - route) / k
+        if (fwd < 0.5) fwd = 0.5
+        printf "{\n"
+        printf "  \"_source\": \"kap/model/calibrate.sh on %s\",\n", when
+        printf "  \"ipc_lat\": %.3f,\n  \"net_lat\": %.3f,\n  \"net_bw\": %.1f,\n", ipc, net, 1000
+        printf "  \"route\": %.3f,\n  \"event_fwd\": %.3f,\n", route, fwd
+        printf "  \"lookup\": %.3f,\n  \"walk\": %.3f,\n", lookup, walk
+        printf "  \"fence_req\": %.3f,\n  \"op_encode\": %.3f,\n", fence, applyop / 2
+        printf "  \"relay_send\": %.3f,\n  \"relay_recv\": %.3f,\n  \"relay_byte\": %.5f,\n", rsend, rrecv, perbyte
+        printf "  \"ack\": %.3f,\n  \"apply\": %.3f,\n  \"apply_op\": %.3f,\n", kvsmsg, apply, applyop
+        printf "  \"store_byte\": %.5f,\n  \"setroot\": %.3f,\n  \"respond\": %.3f,\n", perbyte, setroot, client
+        printf "  \"load_send\": %.3f,\n  \"load_serve\": %.3f,\n  \"load_byte\": %.5f,\n", client, loadserve, perbyte
+        printf "  \"client_msg\": %.3f,\n  \"cores\": %d\n}\n", client, cores
+    }' "$tmp/raw" >"$out"
+cp "$tmp/raw" "${out%.json}.raw"
+cat "$out"

@@ -1,0 +1,77 @@
+#!/bin/sh
+test_description='fence internals: self-clocked relays, ops merged as text, setroot priming'
+
+. $(dirname $0)/sharness.sh
+
+test_under_canopy 8 2
+
+KAPCROWD=$SHARNESS_BUILD_DIRECTORY/kap/kap-crowd
+
+counter () {	# RANK NAME
+	canopy kvs --rank $1 stats | jq ".counters.\"$2\""
+}
+
+test_expect_success 'a collective fence over every broker commits every key' '
+	$KAPCROWD -N 64 -p 100 -C 0 -n 1 >out &&
+	for p in 0 17 63; do
+		canopy kvs get -r kap.1.0.0.$p | wc -c >len &&
+		test $(cat len) = 100 || return 1
+	done
+'
+test_expect_success 'leaves relayed, and no more than one message per contribution' '
+	relays=$(counter 7 relays-sent) &&
+	test $relays -ge 1 && test $relays -le 16
+'
+test_expect_success 'the setroot event primed the caches of other brokers' '
+	test $(counter 7 primed) -gt 0 &&
+	test $(counter 0 primed) -gt 0
+'
+# Without priming, the get loads root, kap, kap.1, kap.1.0, kap.1.0.0 and
+# the value's blob; the 64-entry directory (7 KiB) is over kvs.prime-max,
+# so with priming only it and the blob are loaded.
+test_expect_success 'so a leaf reads a fresh key without faulting its path in' '
+	before=$(counter 7 loads) &&
+	test "$(canopy kvs --rank 7 get -r kap.1.0.0.5 | wc -c)" = 100 &&
+	after=$(counter 7 loads) &&
+	echo "loads: $before -> $after" &&
+	test $((after - before)) -le 2
+'
+test_expect_success 'single commits do not prime' '
+	before=$(counter 7 primed) &&
+	canopy kvs put solo.a=1 &&
+	canopy kvs put solo.b=2 &&
+	canopy kvs --rank 7 wait $(canopy kvs version) &&
+	test $(counter 7 primed) = $before
+'
+test_expect_success 'redundant values travel and are stored once' '
+	$KAPCROWD -N 64 -p 4096 -e -C 0 -n 2 &&
+	a=$(canopy kvs get -r kap.2.0.0.3 | md5sum) &&
+	b=$(canopy kvs --rank 5 get -r kap.2.0.0.60 | md5sum) &&
+	test "$a" = "$b"
+'
+test_expect_success 'contributions from many participants on one broker merge' '
+	$KAPCROWD -N 256 -p 8 -C 0 --placement=block -n 3 &&
+	test "$(canopy kvs get -r kap.3.0.0.255 | wc -c)" = 8
+'
+test_expect_success 'a malformed relay gets EPROTO and changes nothing' '
+	v=$(canopy kvs version) &&
+	test_must_fail rpc --rank 3 kvs.relay "{\"junk\":1}" 2>err &&
+	grep -i "relay" err &&
+	test_must_fail rpc kvs.relay "[]" &&
+	test $(canopy kvs version) = $v &&
+	canopy kvs put after.relay=ok &&
+	test "$(canopy kvs --rank 3 get after.relay)" = ok
+'
+test_expect_success 'with kvs.prime-max=0 nothing is primed (a separate instance)' '
+	canopy start -n 3 -S kvs.prime-max=0 -- sh -c "
+		$KAPCROWD -N 12 -C 0 -n 1 >/dev/null &&
+		canopy kvs --rank 2 stats | jq -e \".counters.primed == 0\" &&
+		canopy kvs --rank 2 get kap.1.0.0.4 >/dev/null &&
+		canopy kvs --rank 2 stats | jq -e \".counters.loads > 0\""
+'
+test_expect_success 'no KVS requests are left pending on any rank' '
+	for r in 0 1 2 3 4 5 6 7; do
+		rpc --rank $r kvs.stats | jq -e ".\"pending-requests\" == 0" || return 1
+	done
+'
+test_done
