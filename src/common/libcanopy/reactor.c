@@ -1,9 +1,17 @@
 /* reactor.c - the event loop (reactor.h).
  *
  * Design notes:
- * - I/O: active fd and zmq watchers are gathered into a zmq_pollitem_t
- *   array, rebuilt only when the set changes (items_dirty).  zmq_poll is
- *   level-triggered and mixes descriptors with ZeroMQ sockets.
+ * - I/O: active zmq watchers are gathered into a zmq_pollitem_t array,
+ *   rebuilt only when the set changes (items_dirty).  Descriptors go into
+ *   an epoll set (level-triggered, as zmq_poll), which is one more item of
+ *   that array, so a pass costs O(zmq sockets + ready descriptors) rather
+ *   than O(every descriptor): a broker with thousands of local clients
+ *   does not poll them all on each wake-up, and connecting one does not
+ *   rebuild the array.  The kernel knows a watcher by a slot number with
+ *   a generation, never by pointer, so a stale registration (an fd closed
+ *   before its watcher was stopped, still open in a child) cannot reach
+ *   freed memory.  A descriptor epoll refuses (a second watcher on the
+ *   same fd, a regular file) is polled through the array instead.
  * - Timers: a binary min-heap of active timers keyed by expiry.
  * - Prepare/check/idle watchers live on lists and run in creation order.
  * - Lifetime: callbacks may stop or destroy any watcher.  A watcher
@@ -15,10 +23,13 @@
  * Threads: one reactor per thread; nothing here is locked.
  */
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
+#include <unistd.h>
+#include <sys/epoll.h>
 #include <zmq.h>
 #include <canopy/reactor.h>
 #include "src/common/libutil/list.h"
@@ -43,6 +54,12 @@ struct canopy_watcher {
     double repeat;
     double expiry;
     size_t heap_index;
+    int slot;                   /* W_FD in the epoll set: its slot, else -1 */
+};
+
+struct epslot {
+    canopy_watcher_t *w;        /* NULL: free */
+    uint32_t gen;
 };
 
 struct canopy_reactor {
@@ -65,7 +82,13 @@ struct canopy_reactor {
     int stop_rc;
     int depth;              /* nesting of canopy_reactor_run */
     unsigned int generation; /* bumped whenever items is rebuilt */
+    unsigned int passes;    /* bumped by every pass, nested ones too */
     double now;
+    int epfd;               /* -1 until the first fd watcher starts */
+    struct epslot *slots;
+    int nslots;
+    int free_slot;          /* a free slot to try first, or -1 */
+    int nepoll;             /* watchers in the epoll set */
 };
 
 canopy_reactor_t *canopy_reactor_create (void)
@@ -82,6 +105,8 @@ canopy_reactor_t *canopy_reactor_create (void)
     list_init (&r->idle);
     list_init (&r->zombies);
     r->now = monotime ();
+    r->epfd = -1;
+    r->free_slot = -1;
     return r;
 }
 
@@ -122,6 +147,9 @@ void canopy_reactor_destroy (canopy_reactor_t *r)
         free (r->heap);
         free (r->items);
         free (r->item_w);
+        free (r->slots);
+        if (r->epfd >= 0)
+            close (r->epfd);
         free (r);
         errno = saved_errno;
     }
@@ -245,6 +273,7 @@ static canopy_watcher_t *watcher_create (canopy_reactor_t *r,
     w->arg = arg;
     w->referenced = true;
     w->fd = -1;
+    w->slot = -1;
     list_node_init (&w->node);
     list_node_init (&w->zombie_node);
     switch (type) {
@@ -342,6 +371,97 @@ canopy_watcher_t *canopy_idle_watcher_create (canopy_reactor_t *r,
     return watcher_create (r, W_IDLE, cb, arg);
 }
 
+/* Descriptors in the epoll set */
+
+static uint32_t ep_events (int events)
+{
+    uint32_t e = 0;
+    if (events & CANOPY_POLLIN)
+        e |= EPOLLIN;
+    if (events & CANOPY_POLLOUT)
+        e |= EPOLLOUT;
+    return e;
+}
+
+static uint64_t ep_key (canopy_reactor_t *r, int slot)
+{
+    return ((uint64_t)r->slots[slot].gen << 32) | (uint32_t)slot;
+}
+
+static int ep_slot_get (canopy_reactor_t *r)
+{
+    if (r->free_slot >= 0 && !r->slots[r->free_slot].w) {
+        int i = r->free_slot;
+        r->free_slot = -1;
+        return i;
+    }
+    for (int i = 0; i < r->nslots; i++) {
+        if (!r->slots[i].w)
+            return i;
+    }
+    int n = r->nslots ? r->nslots * 2 : 64;
+    struct epslot *v = realloc (r->slots, n * sizeof (*v));
+    if (!v)
+        return -1;
+    memset (v + r->nslots, 0, (n - r->nslots) * sizeof (*v));
+    r->slots = v;
+    r->free_slot = r->nslots + 1 < n ? r->nslots + 1 : -1;
+    int i = r->nslots;
+    r->nslots = n;
+    return i;
+}
+
+/* Put an fd watcher in the epoll set.  Returns false if it must be
+ * polled through the item array instead.
+ */
+static bool ep_add (canopy_reactor_t *r, canopy_watcher_t *w)
+{
+    struct epoll_event ev;
+    int slot;
+
+    if (r->epfd < 0 && (r->epfd = epoll_create1 (EPOLL_CLOEXEC)) < 0)
+        return false;
+    if ((slot = ep_slot_get (r)) < 0)
+        return false;
+    r->slots[slot].w = w;
+    memset (&ev, 0, sizeof (ev));
+    ev.events = ep_events (w->events);
+    ev.data.u64 = ep_key (r, slot);
+    if (epoll_ctl (r->epfd, EPOLL_CTL_ADD, w->fd, &ev) < 0) {
+        r->slots[slot].w = NULL;
+        return false;
+    }
+    w->slot = slot;
+    if (r->nepoll++ == 0)
+        r->items_dirty = true;      /* the epoll item joins the array */
+    return true;
+}
+
+static void ep_del (canopy_reactor_t *r, canopy_watcher_t *w)
+{
+    /* fails harmlessly if the fd was closed already */
+    (void)epoll_ctl (r->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+    r->slots[w->slot].w = NULL;
+    r->slots[w->slot].gen++;
+    r->free_slot = w->slot;
+    w->slot = -1;
+    if (--r->nepoll == 0)
+        r->items_dirty = true;
+}
+
+static void ep_mod (canopy_reactor_t *r, canopy_watcher_t *w)
+{
+    struct epoll_event ev;
+    memset (&ev, 0, sizeof (ev));
+    ev.events = ep_events (w->events);
+    ev.data.u64 = ep_key (r, w->slot);
+    if (epoll_ctl (r->epfd, EPOLL_CTL_MOD, w->fd, &ev) < 0) {
+        /* fall back to the item array */
+        ep_del (r, w);
+        r->items_dirty = true;
+    }
+}
+
 void canopy_watcher_start (canopy_watcher_t *w)
 {
     if (!w || !w->r || w->active || w->zombie)
@@ -355,7 +475,7 @@ void canopy_watcher_start (canopy_watcher_t *w)
     w->active = true;
     if (w->referenced)
         r->active_refs++;
-    if (w->type == W_FD || w->type == W_ZMQ)
+    if (w->type == W_ZMQ || (w->type == W_FD && !ep_add (r, w)))
         r->items_dirty = true;
     if (w->type == W_IDLE)
         r->idle_active++;
@@ -371,7 +491,9 @@ void canopy_watcher_stop (canopy_watcher_t *w)
         r->active_refs--;
     if (w->type == W_TIMER)
         heap_remove (r, w);
-    if (w->type == W_FD || w->type == W_ZMQ)
+    if (w->type == W_FD && w->slot >= 0)
+        ep_del (r, w);
+    else if (w->type == W_FD || w->type == W_ZMQ)
         r->items_dirty = true;
     if (w->type == W_IDLE)
         r->idle_active--;
@@ -386,7 +508,9 @@ void canopy_watcher_set_events (canopy_watcher_t *w, int events)
 {
     if (w && (w->type == W_FD || w->type == W_ZMQ) && w->events != events) {
         w->events = events;
-        if (w->r)
+        if (w->r && w->slot >= 0)
+            ep_mod (w->r, w);
+        else if (w->r)
             w->r->items_dirty = true;
     }
 }
@@ -450,9 +574,11 @@ static int rebuild_items (canopy_reactor_t *r)
 
     list_for_each (pos, &r->io) {
         canopy_watcher_t *w = list_entry (pos, canopy_watcher_t, node);
-        if (w->active)
+        if (w->active && w->slot < 0)
             n++;
     }
+    if (r->nepoll > 0)
+        n++;
     if (n > r->items_alloc) {
         zmq_pollitem_t *items = realloc (r->items, n * sizeof (*items));
         if (!items)
@@ -465,9 +591,18 @@ static int rebuild_items (canopy_reactor_t *r)
         r->items_alloc = n;
     }
     n = 0;
+    if (r->nepoll > 0) {
+        /* the epoll set: item_w NULL */
+        r->items[n].socket = NULL;
+        r->items[n].fd = r->epfd;
+        r->items[n].events = ZMQ_POLLIN;
+        r->items[n].revents = 0;
+        r->item_w[n] = NULL;
+        n++;
+    }
     list_for_each (pos, &r->io) {
         canopy_watcher_t *w = list_entry (pos, canopy_watcher_t, node);
-        if (!w->active)
+        if (!w->active || w->slot >= 0)
             continue;
         zmq_pollitem_t *it = &r->items[n];
         it->socket = w->type == W_ZMQ ? w->zsock : NULL;
@@ -485,6 +620,39 @@ static int rebuild_items (canopy_reactor_t *r)
     r->items_dirty = false;
     r->generation++;
     return 0;
+}
+
+/* The epoll set is readable: run the watchers of the ready descriptors.
+ * If a callback runs the reactor itself (a nested pass, which has seen
+ * the same readiness), the rest is left to the next pass: the set is
+ * level-triggered, so nothing is lost.
+ */
+static void dispatch_epoll (canopy_reactor_t *r)
+{
+    struct epoll_event evs[256];
+    unsigned int passes = r->passes;
+    int n = epoll_wait (r->epfd, evs, 256, 0);
+
+    for (int i = 0; i < n && !r->stop && r->passes == passes; i++) {
+        uint32_t slot = (uint32_t)evs[i].data.u64;
+        uint32_t gen = (uint32_t)(evs[i].data.u64 >> 32);
+        if ((int)slot >= r->nslots || r->slots[slot].gen != gen)
+            continue;   /* stale: its watcher was stopped */
+        canopy_watcher_t *w = r->slots[slot].w;
+        if (!w || !w->active || w->zombie)
+            continue;
+        int revents = 0;
+        if (evs[i].events & EPOLLIN)
+            revents |= CANOPY_POLLIN;
+        if (evs[i].events & EPOLLOUT)
+            revents |= CANOPY_POLLOUT;
+        revents &= w->events;
+        /* as zmq_poll reports it: anything else is an error */
+        if (evs[i].events & ~(uint32_t)(EPOLLIN | EPOLLOUT))
+            revents |= CANOPY_POLLERR;
+        if (revents)
+            w->cb (r, w, revents, w->arg);
+    }
 }
 
 static void run_list (canopy_reactor_t *r, struct list_node *head)
@@ -578,6 +746,7 @@ int canopy_reactor_run (canopy_reactor_t *r, int flags)
         }
         r->now = monotime ();
         run_timers (r);
+        r->passes++;
         if (n > 0) {
             int count = r->nitems;
             unsigned int gen = r->generation;
@@ -586,6 +755,11 @@ int canopy_reactor_run (canopy_reactor_t *r, int flags)
                     break;      /* a nested run rebuilt the array */
                 zmq_pollitem_t *it = &r->items[i];
                 canopy_watcher_t *w = r->item_w[i];
+                if (!w) {
+                    if (it->revents)
+                        dispatch_epoll (r);
+                    continue;
+                }
                 if (!it->revents || !w->active || w->zombie)
                     continue;
                 int revents = 0;

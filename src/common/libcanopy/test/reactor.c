@@ -203,6 +203,151 @@ static void test_invalid (void **state)
     canopy_reactor_destroy (NULL);
 }
 
+/* Many descriptors: each watcher sees its own fd, once per byte, and
+ * watchers stopped or destroyed by others' callbacks are not called.
+ */
+#define NPIPES 400     /* 800 descriptors: under a 1024 limit, over one epoll batch */
+struct many {
+    canopy_watcher_t *w[NPIPES];
+    int fd[NPIPES][2];
+    int seen[NPIPES];
+    int total;
+};
+
+static void many_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
+{
+    struct many *m = arg;
+    char c;
+    int i;
+    for (i = 0; i < NPIPES; i++)
+        if (m->w[i] == w)
+            break;
+    assert_true (i < NPIPES);
+    assert_true (revents & CANOPY_POLLIN);
+    assert_int_equal (read (m->fd[i][0], &c, 1), 1);
+    assert_int_equal ((unsigned char)c, i % 256);
+    m->seen[i]++;
+    m->total++;
+    /* even watchers destroy their odd neighbour before it can run */
+    if (i % 2 == 0 && m->w[i + 1]) {
+        canopy_watcher_destroy (m->w[i + 1]);
+        m->w[i + 1] = NULL;
+    }
+    canopy_watcher_stop (w);
+}
+
+static void test_many_fds (void **state)
+{
+    canopy_reactor_t *r = canopy_reactor_create ();
+    struct many *m = calloc (1, sizeof (*m));
+    for (int i = 0; i < NPIPES; i++) {
+        char c = i % 256;
+        assert_int_equal (pipe (m->fd[i]), 0);
+        assert_non_null ((m->w[i] = canopy_fd_watcher_create (r, m->fd[i][0],
+                                                             CANOPY_POLLIN, many_cb, m)));
+        canopy_watcher_start (m->w[i]);
+        assert_int_equal (write (m->fd[i][1], &c, 1), 1);
+    }
+    assert_int_equal (canopy_reactor_run (r, 0), 0);
+    /* every even one ran exactly once; an odd one ran only if it came
+     * before its even neighbour in the same pass
+     */
+    for (int i = 0; i < NPIPES; i += 2)
+        assert_int_equal (m->seen[i], 1);
+    for (int i = 1; i < NPIPES; i += 2)
+        assert_true (m->seen[i] <= 1);
+    /* restart the survivors: the ones already read have nothing to say */
+    for (int i = 0; i < NPIPES; i++) {
+        if (m->w[i])
+            canopy_watcher_start (m->w[i]);
+    }
+    assert_int_equal (canopy_reactor_run (r, CANOPY_REACTOR_NOWAIT), 0);
+    for (int i = 0; i < NPIPES; i += 2)
+        assert_int_equal (m->seen[i], 1);
+    for (int i = 0; i < NPIPES; i++) {
+        canopy_watcher_destroy (m->w[i]);
+        close (m->fd[i][0]);
+        close (m->fd[i][1]);
+    }
+    free (m);
+    canopy_reactor_destroy (r);
+}
+
+static int hup_revents, same_a, same_b;
+
+static void hup_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
+{
+    hup_revents = revents;
+    canopy_watcher_stop (w);
+}
+
+static void same_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
+{
+    int *count = arg;
+    (*count)++;
+    canopy_watcher_stop (w);
+}
+
+static void test_fd_edges (void **state)
+{
+    canopy_reactor_t *r = canopy_reactor_create ();
+    int p[2];
+
+    /* a writer that went away is reported as an error, as zmq_poll does */
+    assert_int_equal (pipe (p), 0);
+    close (p[1]);
+    canopy_watcher_t *w = canopy_fd_watcher_create (r, p[0], CANOPY_POLLIN, hup_cb, NULL);
+    canopy_watcher_start (w);
+    assert_int_equal (canopy_reactor_run (r, 0), 0);
+    assert_true (hup_revents & CANOPY_POLLERR);
+    canopy_watcher_destroy (w);
+    close (p[0]);
+
+    /* two watchers on one descriptor both work (the second is polled) */
+    assert_int_equal (pipe (p), 0);
+    assert_int_equal (write (p[1], "x", 1), 1);
+    canopy_watcher_t *a = canopy_fd_watcher_create (r, p[0], CANOPY_POLLIN, same_cb, &same_a);
+    canopy_watcher_t *b = canopy_fd_watcher_create (r, p[0], CANOPY_POLLIN, same_cb, &same_b);
+    canopy_watcher_start (a);
+    canopy_watcher_start (b);
+    assert_int_equal (canopy_reactor_run (r, 0), 0);
+    assert_int_equal (same_a, 1);
+    assert_int_equal (same_b, 1);
+    canopy_watcher_destroy (a);
+    canopy_watcher_destroy (b);
+
+    /* a descriptor closed under an active watcher, its number reused by a
+     * new watcher: only the new one runs
+     */
+    int q[2];
+    same_a = same_b = 0;
+    a = canopy_fd_watcher_create (r, p[0], CANOPY_POLLIN, same_cb, &same_a);
+    canopy_watcher_start (a);
+    int num = p[0];
+    close (p[0]);
+    close (p[1]);
+    assert_int_equal (pipe (q), 0);
+    if (q[0] != num) {          /* make the number match */
+        assert_int_equal (dup2 (q[0], num), num);
+        close (q[0]);
+        q[0] = num;
+    }
+    b = canopy_fd_watcher_create (r, q[0], CANOPY_POLLIN, same_cb, &same_b);
+    canopy_watcher_stop (a);    /* its fd is gone: harmless */
+    canopy_watcher_destroy (a);
+    canopy_watcher_start (b);
+    assert_int_equal (write (q[1], "y", 1), 1);
+    assert_int_equal (canopy_reactor_run (r, 0), 0);
+    assert_int_equal (same_a, 0);
+    assert_int_equal (same_b, 1);
+    /* changing events while active */
+    canopy_watcher_set_events (b, CANOPY_POLLIN | CANOPY_POLLOUT);
+    canopy_watcher_destroy (b);
+    close (q[0]);
+    close (q[1]);
+    canopy_reactor_destroy (r);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -214,6 +359,8 @@ int main (void)
         cmocka_unit_test (test_unref_and_nowait),
         cmocka_unit_test (test_stop_error),
         cmocka_unit_test (test_zmq),
+        cmocka_unit_test (test_many_fds),
+        cmocka_unit_test (test_fd_edges),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
