@@ -48,4 +48,13 @@ test_expect_success 'a raw payload is carried as is' '
 test_expect_success 'a non-JSON payload without --raw is refused' '
 	test_must_fail canopy event pub x.y "not json"
 '
+test_expect_success 'pub --count publishes the event N times, in order' '
+	canopy event sub --count 50 --seq --ready-file ready.n many. >sub.n &
+	pid=$! &&
+	wait_for_file ready.n &&
+	last=$(canopy event pub --count 50 many.x "{\"n\":1}") &&
+	wait $pid &&
+	test $(wc -l <sub.n) = 50 &&
+	test "$(tail -1 sub.n | cut -d" " -f1)" = "$last"
+'
 test_done

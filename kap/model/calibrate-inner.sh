@@ -74,6 +74,10 @@ fi
 measure $n $PING -n $n -w 200 -r 1 broker
 echo "rtt_rank1 $(median_of)"
 echo "cpu_ping_rank1 $bcpu_op"
+# events published on rank 0 and forwarded down the whole tree
+measure $((n / 4)) $CANOPY event pub --count=$((n / 4)) calibrate.event '{}'
+echo "cpu_event_all $bcpu_op"
+echo "brokers $size"
 for i in 1 2 3; do
     $CROWD -N $((size * 16)) -p 64 -C 0 -n $((200 + i)) >/dev/null
 done
@@ -85,4 +89,3 @@ jq -s -r '
     "relay_decode_us \(total(.timing."relay-decode") / count(.timing."relay-decode"))",
     "relay_encode_us \(total(.timing."relay-encode") / count(.timing."relay-encode"))",
     "relay_bytes \(($r | map(.counters."relay-bytes") | add) / ($r | map(.counters."relays-sent") | add))"' "$TMP/all"
-jq -s -r '.[] | "lag \(.rank) \(.timing."setroot-lag".mean)"' "$TMP/all"

@@ -20,7 +20,8 @@
 #   respond                      KVS module's own timers (kvs.stats timing)
 #   apply_op                     rank 0's apply time for 1024 operations
 #   relay_send, relay_recv       the relay timers of a 7-broker kap-crowd run
-#   event_fwd                    setroot lag per tree level, 15 brokers
+#   event_fwd                    broker CPU per event published on rank 0
+#                                and forwarded down 15 brokers
 #   cores                        the machine's processor count
 # With -q the counts are cut by 5 (a rough calibration in a few seconds).
 # Writes COSTS.json (default: costs.json here) and prints it.
@@ -58,8 +59,6 @@ export CANOPY=$canopy PING=$ping KVSB=$kvsb CROWD=$crowd TMP=$tmp SCALE=$scale
 
 # Derive the costs (all microseconds).
 awk -v cores=$(nproc) -v k=2 -v when="$(date -u +%Y-%m-%dT%H:%MZ)" '
-    $1 == "lag" { d = 0; r = $2; while (r > 0) { r = int ((r - 1) / k); d++ }
-                  if ($3 > 0) { sl[d] += $3; nl[d]++ } next }
     { v[$1] = $2 }
     END {
         client = v["cpu_ping_client"] / 2
@@ -93,12 +92,10 @@ awk -v cores=$(nproc) -v k=2 -v when="$(date -u +%Y-%m-%dT%H:%MZ)" '
         if (rsend < kvsmsg) rsend = kvsmsg
         rrecv = v["relay_decode_us"] - perbyte * rbytes
         if (rrecv < kvsmsg) rrecv = kvsmsg
-        # setroot lag grows by one broker hop per level: the net, a route
-        # and the forwarding to k children
-        n = 0; sx = 0; sy = 0; sxx = 0; sxy = 0
-        for (d in sl) { x = d; y = sl[d] / nl[d]; n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
-        slope = n > 1 ? (n * sxy - sx * sy) / (n * sxx - sx * sx) : net + route
-        fwd = (slope - net - route) / k
+        # an event costs every broker a route, rank 0 one more for the
+        # publish request, and each sending to a child one forward
+        nb = v["brokers"]
+        fwd = (v["cpu_event_all"] - (nb + 1) * route) / (nb - 1)
         if (fwd < 0.5) fwd = 0.5
         printf "{\n"
         printf "  \"_source\": \"kap/model/calibrate.sh on %s\",\n", when

@@ -8,7 +8,7 @@
  *   --cores=M               cores shared by everything (0: one per thread)
  *   --clients=crowd|mpi     one client process, or one per participant
  *   --prime=BYTES[,BUDGET]  the setroot event carries new directories up to
- *                           BYTES each, BUDGET in all (default 4096,65536;
+ *                           BYTES each, BUDGET in all (default 2048,8192;
  *                           0 turns it off, as canopy's kvs.prime-max=0)
  *   --hdir-threshold=N      entries before a directory is hashed (128)
  * Output: KAP's JSON shape (metrics.sync, metrics.get, wallclock) with the
@@ -41,7 +41,7 @@ static const char *usage_text =
 "      --clients=crowd|mpi  one client process (kap-crowd) or one per\n"
 "                           participant (kap under MPI; default mpi)\n"
 "      --prime=MAX[,BUDGET] setroot carries new directories up to MAX bytes\n"
-"                           each, BUDGET in all (default 4096,65536; 0: off)\n"
+"                           each, BUDGET in all (default 2048,8192; 0: off)\n"
 "      --hdir-threshold=N   entries before a directory is hashed (128)\n"
 "      --json=FILE          write the prediction as JSON\n"
 "\n"
@@ -115,8 +115,8 @@ static void parse_model_opts (struct model_opts *mo, int argc, char **argv)
     mo->k = 2;
     mo->cores = -1;
     mo->clients = KVSIM_MPI;
-    mo->prime_max = 4096;
-    mo->prime_budget = 65536;
+    mo->prime_max = 2048;
+    mo->prime_budget = 8192;
     mo->hdir_threshold = 128;
     if (!(mo->argv = calloc (argc + 1, sizeof (char *))))
         die ("out of memory");
@@ -146,7 +146,7 @@ static void parse_model_opts (struct model_opts *mo, int argc, char **argv)
         }
         else if ((v = opt_value (argc, argv, &i, "prime", 0))) {
             char *end;
-            long a = strtol (v, &end, 10), b = 65536;
+            long a = strtol (v, &end, 10), b = 8192;
             if (*end == ',')
                 b = strtol (end + 1, &end, 10);
             if (*end || a < 0 || b < 0 || a > 1 << 30 || b > 1 << 30)

@@ -11,16 +11,17 @@
 #include "cmdutil.h"
 
 static const char *usage_text =
-"Usage: canopy event pub [--raw] TOPIC [PAYLOAD]\n"
+"Usage: canopy event pub [--raw] [--count=N] TOPIC [PAYLOAD]\n"
 "       canopy event sub [--count=N] [--seq] [--ready-file=FILE] [TOPIC...]\n"
 "\n"
 "pub: publish an event (PAYLOAD is JSON unless --raw) and print its\n"
-"     sequence number.\n"
+"     sequence number (with --count, publish it N times, one after the\n"
+"     other, and print the last).\n"
 "sub: print 'TOPIC PAYLOAD' for each event whose topic starts with one of\n"
 "     the TOPIC prefixes (default: all events).\n"
 "\n"
 "  -r, --raw             PAYLOAD is raw bytes, not JSON\n"
-"  -c, --count=N         exit after N events\n"
+"  -c, --count=N         sub: exit after N events; pub: publish N times\n"
 "  -s, --seq             print each event's sequence number first\n"
 "      --ready-file=FILE create FILE once subscribed\n"
 "  -h, --help            show this help\n";
@@ -112,17 +113,19 @@ int main (int argc, char *argv[])
                 log_msg_exit ("payload is not JSON: %s (use --raw)", jerr.text);
             json_decref (o);
         }
-        if (raw)
-            f = canopy_event_publish_raw (h, topic, CANOPY_MSGFLAG_RAW, payload,
-                                          payload ? strlen (payload) : 0);
-        else
-            f = canopy_event_publish (h, topic, 0, payload);
-        if (!f || canopy_event_publish_get_seq (f, &seq) < 0) {
-            const char *s = canopy_future_error_string (f);
-            log_msg_exit ("publish %s: %s", topic, s ? s : strerror (errno));
+        for (long i = 0; i < (ctx.count > 0 ? ctx.count : 1); i++) {
+            if (raw)
+                f = canopy_event_publish_raw (h, topic, CANOPY_MSGFLAG_RAW, payload,
+                                              payload ? strlen (payload) : 0);
+            else
+                f = canopy_event_publish (h, topic, 0, payload);
+            if (!f || canopy_event_publish_get_seq (f, &seq) < 0) {
+                const char *s = canopy_future_error_string (f);
+                log_msg_exit ("publish %s: %s", topic, s ? s : strerror (errno));
+            }
+            canopy_future_destroy (f);
         }
         printf ("%u\n", seq);
-        canopy_future_destroy (f);
     }
     else if (!strcmp (sub, "sub")) {
         canopy_msg_handler_t *mh;

@@ -28,3 +28,11 @@ double walltime (void)
     gettimeofday (&tv, NULL);
     return tv.tv_sec + tv.tv_usec * 1e-6;
 }
+
+double thread_cputime (void)
+{
+    struct timespec ts;
+    if (clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+        return 0;
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}

@@ -11,5 +11,9 @@ void monotime_ts (struct timespec *ts);
 double monotime_since_ms (const struct timespec *t0);
 /* Wall-clock seconds since the epoch. */
 double walltime (void);
+/* CPU seconds the calling thread has used (CLOCK_THREAD_CPUTIME_ID): what
+ * a piece of work cost, unaffected by time spent preempted.
+ */
+double thread_cputime (void);
 
 #endif

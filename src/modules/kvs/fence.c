@@ -514,7 +514,7 @@ void fence_relay (struct fence_table *ft, const canopy_msg_t *msg)
     size_t len;
     kvs_relay_t *r;
     canopy_error_t error;
-    double t0 = monotime ();
+    double t0 = thread_cputime ();
 
     error.text[0] = '\0';
     ctx->stats.relays_received++;
@@ -531,7 +531,7 @@ void fence_relay (struct fence_table *ft, const canopy_msg_t *msg)
         merge (ft, c, c->refs, kvs_relay_blobs (r), NULL, 0);
     }
     kvs_relay_destroy (r);
-    tstat_push (&ctx->timing.relay_decode, (monotime () - t0) * 1e6);
+    tstat_push (&ctx->timing.relay_decode, (thread_cputime () - t0) * 1e6);
 }
 
 /* The parent has merged our last relay: send what gathered meanwhile. */
@@ -556,7 +556,7 @@ static void flush (struct fence_table *ft)
     void *val;
     void *buf = NULL;
     size_t len;
-    double t0 = monotime ();
+    double t0 = thread_cputime ();
 
     if (!enc)
         goto done;
@@ -594,7 +594,7 @@ static void flush (struct fence_table *ft)
         ft->relay = fut;
     ctx->stats.relays_sent++;
     ctx->stats.relay_bytes += len;
-    tstat_push (&ctx->timing.relay_encode, (monotime () - t0) * 1e6);
+    tstat_push (&ctx->timing.relay_encode, (thread_cputime () - t0) * 1e6);
     /* reset what was sent */
     for (const char *k = hashmap_first (ft->fences, &val); k;
          k = hashmap_next (ft->fences, &val)) {
@@ -751,12 +751,16 @@ void fence_fail_all (struct fence_table *ft, int errnum, const char *errstr)
 static void answer (struct fence_table *ft, struct fence *f, int errnum,
                     const char *errstr, int version, const char *rootref)
 {
+    /* every waiter gets the same answer: encode it once */
+    char buf[64 + BLOBREF_MAX];
+    if (!errnum)
+        snprintf (buf, sizeof (buf), "{\"version\":%d,\"rootref\":\"%s\"}",
+                  version, rootref);
     for (int i = 0; i < f->nwaiters; i++) {
         if (errnum)
             canopy_respond_error (ft->ctx->h, f->waiters[i].msg, errnum, errstr);
         else
-            canopy_respond_pack (ft->ctx->h, f->waiters[i].msg, "{s:i s:s}",
-                                 "version", version, "rootref", rootref);
+            canopy_respond (ft->ctx->h, f->waiters[i].msg, buf);
     }
 }
 

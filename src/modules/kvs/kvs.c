@@ -28,8 +28,8 @@
  *   cache-age=SEC       drop objects unused that long (default 60)
  *   hdir-threshold=N    a directory with more entries is hashed (default 128)
  *   prime-max=BYTES     setroot carries new directories up to this size
- *                       (default 4096; 0: none)
- *   prime-budget=BYTES  ... and up to this many bytes in all (default 65536)
+ *                       (default 2048; 0: none)
+ *   prime-budget=BYTES  ... and up to this many bytes in all (default 8192)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -198,7 +198,8 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
     const char *rootref;
     json_t *names = NULL, *errors = NULL, *objs = NULL;
     double stamp = 0;
-    double t0 = monotime ();
+    double now = monotime ();
+    double t0 = thread_cputime ();
 
     if (canopy_event_unpack (msg, NULL, "{s:i s:s s?o s?o s?F s?o}", "version", &version,
                              "rootref", &rootref, "names", &names,
@@ -208,13 +209,13 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
         return;
     }
     ctx->stats.setroots++;
-    if (stamp > 0 && t0 >= stamp)
-        tstat_push (&ctx->timing.setroot_lag, (t0 - stamp) * 1e6);
+    if (stamp > 0 && now >= stamp)
+        tstat_push (&ctx->timing.setroot_lag, (now - stamp) * 1e6);
     if (ctx->rank > 0 && json_is_array (objs))
         prime_cache (ctx, objs);
     kvs_root_update (ctx, version, rootref);
     fence_setroot (ctx->fences, names, errors, ctx->version, ctx->rootref);
-    tstat_push (&ctx->timing.setroot_handle, (monotime () - t0) * 1e6);
+    tstat_push (&ctx->timing.setroot_handle, (thread_cputime () - t0) * 1e6);
 }
 
 /* Requests */
@@ -505,8 +506,8 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
     ctx->limits.max_txn_ops = 1000000;
     ctx->limits.fence_timeout = 0;
     ctx->limits.hdir_threshold = 128;
-    ctx->limits.prime_max = 4096;
-    ctx->limits.prime_budget = 65536;
+    ctx->limits.prime_max = 2048;
+    ctx->limits.prime_budget = 8192;
     ctx->cache_max = 128 * 1024 * 1024;
     ctx->cache_age = 60;
     for (int i = 0; names[i]; i++) {

@@ -60,14 +60,14 @@ struct kvs_ctx {
         uint64_t relay_bytes;
         uint64_t primed;        /* objects sent (rank 0) or taken from setroot */
     } stats;
-    /* Where fence time goes (all in microseconds; see kvs.stats "timing"):
-     * relay_decode/relay_encode per kvs.relay message at ranks > 0,
-     * fence_wait (rank 0) from a fence's first contribution to its last,
-     * apply (rank 0) from a round's start to its setroot publication,
-     * apply_ops (rank 0) operations per round, setroot_lag from rank 0's
-     * publication to this broker's handling of the event (one machine:
-     * CLOCK_MONOTONIC is shared by all brokers), setroot_handle the time to
-     * handle it here (answering waiters, watches).
+    /* Where fence time goes (all in microseconds; see kvs.stats "timing").
+     * CPU time of this thread: relay_decode/relay_encode per kvs.relay
+     * message, apply (rank 0) per round from its start to its setroot
+     * publication, setroot_handle per event here (answering waiters,
+     * watches).  Elapsed time: fence_wait (rank 0) from a fence's first
+     * contribution to its last, setroot_lag from rank 0's publication to
+     * this broker's handling of the event (one machine: CLOCK_MONOTONIC is
+     * shared by all brokers).  apply_ops (rank 0): operations per round.
      */
     struct {
         struct tstat relay_decode;

@@ -1,0 +1,100 @@
+#!/bin/bash
+# validate.sh - measure KAP runs on this machine and put the model's
+# predictions for the same runs beside them.
+#
+#   kap/model/validate.sh [-b BUILDDIR] [-c COSTS] [-s "B1 B2 ..."] [-p PPB]
+#                         [-r REPEAT] [-o OUTDIR] [-k FANOUT]
+#
+# For each instance size B (default "8 16 32 64 128 256" brokers, k=2) it
+# starts B brokers and runs kap-crowd REPEAT times (default 3) for each
+# case, with PPB participants per broker (default 16; every one a
+# producer and a consumer, as in the paper):
+#   unique     1 KiB values, each its own; sync phase only (-C 0)
+#   redundant  1 KiB values, all the same (-e); sync phase only
+#   consumer   8-byte values in one directory, 4 gets per consumer
+# then runs kap-model on the same configuration with the machine's cores
+# shared and one client process (--clients crowd --cores NPROC), with the
+# costs of COSTS (default: calibrate.sh's output in OUTDIR, made first if
+# missing).  Compared: mean sync latency (unique, redundant, consumer runs)
+# and mean get latency (consumer runs), medians over the repeats.
+# Writes OUTDIR/validate.tsv (B, participants, case, metric, measured,
+# predicted, error %) and prints it; OUTDIR defaults to ./model-results.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+build=
+costs=
+sizes="8 16 32 64 128 256"
+ppb=16
+repeat=3
+out=model-results
+k=2
+while getopts b:c:s:p:r:o:k:h opt; do
+    case $opt in
+        b) build=$OPTARG ;;
+        c) costs=$OPTARG ;;
+        s) sizes=$OPTARG ;;
+        p) ppb=$OPTARG ;;
+        r) repeat=$OPTARG ;;
+        o) out=$OPTARG ;;
+        k) k=$OPTARG ;;
+        h) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "validate: see -h" >&2; exit 1 ;;
+    esac
+done
+. "$here/modellib.sh"
+model_find_tools "$build"
+mkdir -p "$out/raw"
+out=$(cd "$out" && pwd)
+if test -z "$costs"; then
+    costs=$out/costs.json
+    test -s "$costs" || "$here/calibrate.sh" -b "$BUILD" -o "$costs" >/dev/null
+fi
+cores=$(nproc)
+
+# the cases: name, kap options
+cases="unique:-p 1024 -C 0
+redundant:-p 1024 -e -C 0
+consumer:-p 8 -c 4"
+
+cat >"$out/inner.sh" <<EOF
+#!/bin/sh
+# inside an instance of \$1 brokers: every case, $repeat times
+B=\$1
+n=0
+echo "\$CASES" | while IFS=: read -r name opts; do
+    rep=1
+    while test \$rep -le $repeat; do
+        n=\$((n + 1))
+        "$CROWD" -N \$((B * $ppb)) -n \$((1000 + n)) \$opts \\
+            --json="$out/raw/B\$B-\$name-r\$rep.json" >/dev/null ||
+            echo "validate: B=\$B \$name rep \$rep failed" >&2
+        rep=\$((rep + 1))
+    done
+done
+EOF
+chmod +x "$out/inner.sh"
+
+printf 'B\tparticipants\tcase\tmetric\tmeasured_ms\tpredicted_ms\terror_pct\n' >"$out/validate.tsv"
+for B in $sizes; do
+    echo "validate: $B brokers, $((B * ppb)) participants..." >&2
+    CASES=$cases "$CANOPY" start -n "$B" -k "$k" -- "$out/inner.sh" "$B"
+    echo "$cases" | while IFS=: read -r name opts; do
+        "$MODEL" --brokers "$B" -k "$k" -N $((B * ppb)) $opts --clients crowd \
+            --cores "$cores" --costs "$costs" --json "$out/raw/B$B-$name-model.json" >/dev/null
+        for metric in sync get; do
+            test $name != consumer && test $metric = get && continue
+            meas=$(for f in "$out"/raw/B$B-$name-r*.json; do
+                       jq ".metrics.$metric.mean_us / 1000" "$f"
+                   done | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int ((NR + 1) / 2)] }')
+            pred=$(jq ".metrics.$metric.mean_us / 1000" "$out/raw/B$B-$name-model.json")
+            awk -v B=$B -v P=$((B * ppb)) -v c=$name -v m=$metric -v a="$meas" -v p="$pred" 'BEGIN {
+                    printf "%d\t%d\t%s\t%s\t%.3f\t%.3f\t%+.1f\n", B, P, c, m, a, p,
+                           (a > 0 ? (p - a) / a * 100 : 0) }' >>"$out/validate.tsv"
+        done
+    done
+done
+column -t "$out/validate.tsv" 2>/dev/null || cat "$out/validate.tsv"
+awk -F'\t' 'NR > 1 { n++; e = $7 < 0 ? -$7 : $7; if (e <= 25) ok++; s += e }
+            END { if (n) printf "validate: %d of %d predictions within 25%% (mean |error| %.1f%%)\n", ok, n, s / n }' \
+    "$out/validate.tsv"
