@@ -116,13 +116,6 @@ struct round {
     struct newdir *newdirs;
     int nnewdirs;
     char rootref[BLOBREF_MAX];
-    /* The directory the last operation went into, and its path: the next
-     * operation into the same directory skips the walk from the root (a
-     * merged fence is mostly keys of a few directories).  Valid only
-     * within one fence, while that directory is owned and attached.
-     */
-    json_t *last_dir;
-    char *last_parent;
     double t0;                  /* thread CPU time at the start */
     canopy_future_t *store_f;
 };
@@ -153,7 +146,6 @@ static void round_destroy (struct round *rd)
     free (rd->failed);
     free (rd->errstr);
     json_decref (rd->root);
-    free (rd->last_parent);
     free (rd->gen.v);
     blobtab_destroy (rd->store);
     canopy_future_destroy (rd->store_f);
@@ -295,61 +287,16 @@ static int dl_set (struct round *rd, json_t *dir, const char *name, json_t *entr
     return treeobj_dir_set (dir, name, entry);
 }
 
-static void forget_last (struct round *rd)
-{
-    rd->last_dir = NULL;
-    free (rd->last_parent);
-    rd->last_parent = NULL;
-}
-
-/* Fast path: 'key' goes into the directory the previous operation used. */
-static int apply_into_last (struct round *rd, const char *key, json_t *obj,
-                            bool *done)
-{
-    const char *dot = strrchr (key, '.');
-    size_t plen = dot ? (size_t)(dot - key) : 0;
-    int delta;
-
-    *done = false;
-    if (!rd->last_dir || !dot || strlen (rd->last_parent) != plen
-        || strncmp (key, rd->last_parent, plen) != 0
-        || !gen_owns (rd, rd->last_dir))
-        return 0;
-    *done = true;
-    if (json_is_null (obj))
-        return dl_set (rd, rd->last_dir, dot + 1, NULL, &delta);
-    return dl_set (rd, rd->last_dir, dot + 1, json_incref (obj), &delta);
-}
-
-/* An operation on 'key' may replace or remove the remembered directory
- * (or one above it): forget it first.
- */
-static void forget_if_above (struct round *rd, const char *key)
-{
-    size_t n = strlen (key);
-    if (rd->last_parent && !strncmp (rd->last_parent, key, n)
-        && (rd->last_parent[n] == '\0' || rd->last_parent[n] == '.'))
-        forget_last (rd);
-}
-
 static int apply_op (struct round *rd, const char *key, json_t *obj, int links)
 {
     char **comps = NULL;
     char *buf = NULL;
     int n, rc = -1, delta;
     json_t *dir;
-    bool done;
 
-    if (links == 0) {
-        forget_if_above (rd, key);
-        if ((rc = apply_into_last (rd, key, obj, &done)) < 0 || done)
-            return rc;
-        rc = -1;
-    }
     if ((n = kvs_path_split (key, &comps, &buf)) < 0)
         return -1;
     if (n == 0) {       /* the root itself: replaced by an (empty) dir */
-        forget_last (rd);
         json_t *nr = treeobj_create_dir ();
         if (!nr || gen_mark (rd, nr) < 0) {
             json_decref (nr);
@@ -366,7 +313,6 @@ static int apply_op (struct round *rd, const char *key, json_t *obj, int links)
         if (!entry && errno == EAGAIN)
             goto done;
         if (entry && treeobj_is_symlink (entry)) {
-            forget_last (rd);
             if (links >= SYMLINK_MAX) {
                 errno = ELOOP;
                 goto done;
@@ -407,13 +353,6 @@ static int apply_op (struct round *rd, const char *key, json_t *obj, int links)
         rc = dl_set (rd, dir, comps[n - 1], NULL, &delta);
     else
         rc = dl_set (rd, dir, comps[n - 1], json_incref (obj), &delta);
-    /* remember the directory for the next operation (not through links) */
-    if (rc == 0 && links == 0 && n > 1) {
-        const char *dot = strrchr (key, '.');
-        forget_last (rd);
-        if (dot && (rd->last_parent = strndup (key, dot - key)))
-            rd->last_dir = dir;
-    }
 done:
     free (comps);
     free (buf);
@@ -436,7 +375,6 @@ static int apply_all (struct round *rd)
     }
     json_decref (rd->root);
     rd->root = json_incref (cur);
-    forget_last (rd);
     for (int i = 0; i < rd->nfences; i++) {
         struct ready_fence *rf = rd->fences[i];
         json_t *saved = json_incref (rd->root);
@@ -444,7 +382,6 @@ static int apply_all (struct round *rd)
         json_t *op;
 
         rd->failed[i] = 0;
-        forget_last (rd);
         ptrset_clear (&rd->gen);
         json_t *copy = own (rd, rd->root);
         if (!copy) {
