@@ -625,7 +625,12 @@ int mod_main (canopy_t *h, int argc, char **argv)
         goto done;
     if (canopy_msg_handler_addvec (h, htab, &ctx, &handlers) < 0)
         goto done;
-    if (!(timer = canopy_timer_watcher_create (ctx.r, 1.0, 1.0, timer_cb, &ctx)))
+    /* rank 0 times fences out and expires finished names (1 s steps);
+     * elsewhere the timer only ages the cache, so an idle broker wakes
+     * rarely
+     */
+    double period = ctx.rank == 0 ? 1.0 : 10.0;
+    if (!(timer = canopy_timer_watcher_create (ctx.r, period, period, timer_cb, &ctx)))
         goto done;
     canopy_watcher_unref (timer);
     canopy_watcher_start (timer);
