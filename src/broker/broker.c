@@ -431,7 +431,7 @@ int main (int argc, char *argv[])
     if (b->rank > 0) {
         snprintf (path, sizeof (path), "ipc://%s/tbon-%d", b->rundir,
                   topology_parent (b->rank, b->k));
-        if (overlay_connect (b->overlay, path) < 0)
+        if (overlay_connect (b->overlay, path, NULL) < 0)
             log_err_exit ("connect %s", path);
         (void)attr_set (b->attrs, "tbon.parent-endpoint", path, ATTR_IMMUTABLE, true);
     }
