@@ -1068,16 +1068,20 @@ static void monitor_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, v
                 break;
             case ZMQ_EVENT_DISCONNECTED:
                 ov->connected = false;
-                broker_log (b, LOG_DEBUG, "disconnected from parent");
+                broker_log (b, LOG_DEBUG, "disconnected from parent (%d)", value);
                 parent_lost (ov, "connection closed");
                 break;
             case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
             case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
             case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
                 if (worth_logging (++ov->handshake_failures))
-                    broker_log (b, LOG_ERR, "handshake with parent failed (%s): "
-                                "check the certificate", event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
-                                ? "authentication" : "protocol");
+                    broker_log (b, LOG_ERR, "handshake with parent failed (%s, code 0x%x); "
+                                "%ju failures so far",
+                                event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
+                                ? "authentication refused: check the certificate"
+                                : event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
+                                ? "protocol error" : "no detail",
+                                value, (uintmax_t)ov->handshake_failures);
                 break;
         }
     }
@@ -1184,6 +1188,8 @@ int overlay_connect (struct overlay *ov, const char *uri, const char *server_pub
     if (!strncmp (uri, "tcp://", 6)) {
         o.reconnect_ivl_ms = 100;
         o.reconnect_max_ms = 5000;
+        o.connect_timeout_ms = o.tcp_maxrt_ms > 0 && o.tcp_maxrt_ms < 5000
+                               ? o.tcp_maxrt_ms : 5000;
     }
     if (!(ov->dealer = ovsock_dealer (ov->b->zctx, &o, ov->b->rankstr,
                                       server_pubkey ? ov->cert : NULL,

@@ -22,6 +22,7 @@ void ovsock_opts_default (struct ovsock_opts *o)
     o->tcp_maxrt_ms = 0;
     o->reconnect_ivl_ms = 20;
     o->reconnect_max_ms = 2000;
+    o->connect_timeout_ms = 0;
 }
 
 static int setopt_int (void *sock, int opt, int val)
@@ -97,6 +98,9 @@ void *ovsock_dealer (void *zctx, const struct ovsock_opts *o, const char *identi
         || setopt_int (s, ZMQ_IMMEDIATE, 1) < 0
         || setopt_int (s, ZMQ_RECONNECT_IVL, o->reconnect_ivl_ms) < 0
         || setopt_int (s, ZMQ_RECONNECT_IVL_MAX, o->reconnect_max_ms) < 0)
+        goto error;
+    if (o->connect_timeout_ms > 0 && !strncmp (uri, "tcp://", 6)
+        && setopt_int (s, ZMQ_CONNECT_TIMEOUT, o->connect_timeout_ms) < 0)
         goto error;
     if (cert) {
         if (zmq_setsockopt (s, ZMQ_CURVE_SERVERKEY, server_pubkey,

@@ -7,8 +7,9 @@
  * ZAP domain "canopy" (a ZAP handler must already be bound, see zap.h).
  * DEALER (the child's end): its routing id, IMMEDIATE (messages are only
  * queued on a finished handshake, so a send while disconnected fails with
- * EAGAIN at once), reconnect backoff, and, with a certificate and the
- * server's public key, CURVE client.
+ * EAGAIN at once), reconnect backoff, a bound on each TCP connect attempt
+ * (a parent behind a dead link is retried promptly once the link is back),
+ * and, with a certificate and the server's public key, CURVE client.
  * Both: MAXMSGSIZE (a peer sending more is disconnected), send and
  * receive high-water marks (0 = unlimited), linger, and for tcp://
  * TCP_MAXRT (bounds how long unacknowledged data keeps a dead link open).
@@ -32,6 +33,9 @@ struct ovsock_opts {
     int tcp_maxrt_ms;       /* 0 = the kernel's default */
     int reconnect_ivl_ms;   /* DEALER: first reconnect delay */
     int reconnect_max_ms;   /* DEALER: backoff ceiling */
+    int connect_timeout_ms; /* DEALER, tcp://: give up a connect attempt
+                             * (then retry) after this long; 0 = the kernel's
+                             * SYN retries (minutes) */
 };
 
 void ovsock_opts_default (struct ovsock_opts *o);

@@ -12,6 +12,18 @@
 # restart_broker R    ask canopy start to run rank R again (same arguments;
 #                     needs --exit-mode=leader so R's death is tolerated)
 # fast_liveness       canopy start options for small liveness timeouts
+#
+# Cluster instances booted from a configuration file (canopy-broker --config):
+# canopy_broker ARGS...        run the canopy-broker under test
+# loopback_config FILE SIZE [K] [EXTRA-TOML]
+#                              write FILE: SIZE brokers on 127.0.0.1 (free
+#                              ports), fast liveness, CURVE with ./curve.cert
+#                              (made if missing)
+# config_start FILE RANK [ARGS...]  start rank RANK in the background, run
+#                              directory $CONFIG_RUNDIR/run.RANK (pid in
+#                              ./pid.RANK; 'cleanup config_cleanup' stops it)
+# config_wait RANK             wait for rank RANK's local socket
+# config_uri RANK              the local:// URI of rank RANK
 
 # Commands from the build tree come first.
 if test -n "$CANOPY_TEST_INSTALLED"; then
@@ -71,3 +83,62 @@ restart_broker () {
 }
 
 fast_liveness="-Stbon.keepalive-period=0.1 -Stbon.torpid-timeout=0.5 -Stbon.lost-timeout=1.5"
+
+canopy_broker () {
+    "${CANOPY_TEST_BROKER:-$SHARNESS_BUILD_DIRECTORY/src/broker/canopy-broker}" "$@"
+}
+
+# A short directory for sockets (UNIX socket paths are limited in length).
+config_rundir () {
+    if test -z "$CONFIG_RUNDIR"; then
+        CONFIG_RUNDIR=$(mktemp -d "${TMPDIR:-/tmp}/cnp-XXXXXX") || return 1
+    fi
+}
+
+loopback_config () {
+    _file=$1 _size=$2 _k=${3:-2} _extra=$4
+    config_rundir || return 1
+    test -e curve.cert || canopy keygen "$PWD/curve.cert" >/dev/null || return 1
+    {
+        printf '[tbon]\nk = %s\n' $_k
+        printf 'keepalive-period = "100ms"\ntorpid-timeout = "500ms"\n'
+        printf 'lost-timeout = "1.5s"\ntcp-user-timeout = "3s"\n'
+        printf '[broker]\nrundir = "%s/run"\nlog-level = "info"\n' "$CONFIG_RUNDIR"
+        printf '[security]\ncurve-cert = "%s/curve.cert"\n' "$PWD"
+        test -z "$_extra" || printf '%s\n' "$_extra"
+        for _p in $(freeport $_size); do
+            printf '[[hosts]]\nhost = "localhost"\naddr = "127.0.0.1"\nport = %s\n' $_p
+        done
+    } >"$_file"
+}
+
+config_start () {
+    _file=$1 _rank=$2
+    shift 2
+    config_rundir || return 1
+    rm -f "$CONFIG_RUNDIR/run.$_rank/local"
+    # not through canopy_broker: $! must be the broker itself
+    "${CANOPY_TEST_BROKER:-$SHARNESS_BUILD_DIRECTORY/src/broker/canopy-broker}" \
+        --config="$_file" --rank=$_rank --rundir="$CONFIG_RUNDIR/run.$_rank" "$@" \
+        2>>broker.$_rank.err &
+    echo $! >pid.$_rank
+    CONFIG_PIDS="$CONFIG_PIDS $!"
+}
+
+config_uri () {
+    echo "local://$CONFIG_RUNDIR/run.$1/local"
+}
+
+# Wait (30 s at most) until rank R's local socket exists.
+config_wait () {
+    wait_for_file "$CONFIG_RUNDIR/run.$1/local" 30
+}
+
+# Stop what config_start started (at the end of a test file).
+config_cleanup () {
+    for _p in $CONFIG_PIDS; do
+        kill -9 $_p 2>/dev/null
+    done
+    test -z "$CONFIG_RUNDIR" || rm -rf "$CONFIG_RUNDIR"
+    return 0
+}
