@@ -4,7 +4,7 @@ broker keys, and strangers get nothing'
 
 . $(dirname $0)/sharness.sh
 
-cleanup config_cleanup
+always_cleanup config_cleanup
 
 test_expect_success 'canopy keygen writes a private certificate and prints its key' '
 	canopy keygen "$PWD/curve.cert" >pubkey &&

@@ -5,7 +5,7 @@ order; canopy shutdown stops everything'
 
 . $(dirname $0)/sharness.sh
 
-cleanup config_cleanup
+always_cleanup config_cleanup
 
 refused () {
 	test_must_fail canopy_broker --config="$PWD/$1" --rank=0 \

@@ -340,8 +340,6 @@ static struct boot_config *boot_config_start (struct broker *b, const char *path
     b->k = bc->k;
     if (!b->rundir)
         b->rundir = strdup (bc->rundir);
-    if (mkdir (b->rundir, 0755) < 0 && errno != EEXIST)
-        log_err_exit ("cannot create the run directory %s", b->rundir);
     return bc;
 }
 
@@ -368,6 +366,11 @@ static void boot_config_finish (struct broker *b, struct boot_config *bc)
 
     if (boot_config_wire (bc, b->overlay, err, sizeof (err)) < 0)
         log_msg_exit ("%s", err);
+    /* the local socket lives here (created last: a broker that refuses to
+     * start leaves nothing behind)
+     */
+    if (mkdir (b->rundir, 0755) < 0 && errno != EEXIST)
+        log_err_exit ("cannot create the run directory %s", b->rundir);
     if (bc->bind_uri)
         (void)attr_set (b->attrs, "tbon.endpoint", bc->bind_uri, ATTR_IMMUTABLE, true);
     if (bc->parent_uri)
@@ -429,7 +432,7 @@ int main (int argc, char *argv[])
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    bool have_rank = false, have_size = false;
+    bool have_rank = false, have_size = false, have_k = false;
     bool temp_rundir = false;
     const char *modules = NULL;
     const char *modpath_opt = NULL;
@@ -467,6 +470,7 @@ int main (int argc, char *argv[])
             case 'k':
                 if (parse_uint (optarg, &b->k) < 0 || b->k == 0)
                     log_msg_exit ("invalid --k-ary '%s' (must be >= 1)", optarg);
+                have_k = true;
                 break;
             case 'd':
                 b->rundir = strdup (optarg);
@@ -494,6 +498,8 @@ int main (int argc, char *argv[])
     if (config) {
         if (have_size)
             log_msg_exit ("--size comes from the configuration file (its hosts)");
+        if (have_k)
+            log_msg_exit ("--k-ary comes from the configuration file (tbon.k)");
         bc = boot_config_start (b, config, have_rank);
         have_rank = have_size = true;
     }

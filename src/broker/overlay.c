@@ -24,6 +24,7 @@
  *   at once until the parent welcomes us again.
  * - The parent's DEALER is monitored: a closed connection means the
  *   parent is lost now; a finished handshake triggers an immediate HELLO.
+ *   A parent lost to silence is reconnected afresh before we say hello.
  * - Subtree accounting: online(self) = 1 + sum of online(child) over
  *   online children; each change is reported to the parent, and rank 0
  *   declares the instance ready when its subtree is first full.
@@ -109,6 +110,7 @@ struct overlay {
     double hello_next;
     double hello_backoff;
     char parent_uuid[UUID_LEN + 1];
+    char *parent_uri;
     char refusal[128];          /* last refusal logged */
     uint32_t reported_online;
     bool ready_declared;
@@ -343,6 +345,7 @@ void overlay_destroy (struct overlay *ov)
         for (int i = 0; i < ov->joinq_len; i++)
             canopy_msg_decref (ov->joinq[i]);
         free (ov->joinq);
+        free (ov->parent_uri);
         free (ov->children);
         free (ov);
         errno = saved_errno;
@@ -1083,6 +1086,9 @@ static void monitor_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, v
                                 ? "protocol error" : "no detail",
                                 value, (uintmax_t)ov->handshake_failures);
                 break;
+            default:
+                broker_log (b, LOG_DEBUG, "parent link event 0x%x (%d)", event, value);
+                break;
         }
     }
 }
@@ -1095,6 +1101,22 @@ static void zap_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void 
 }
 
 /* Liveness */
+
+/* A parent that went silent may sit behind a dead connection that TCP has
+ * not given up on yet: drop it and connect afresh, so that our hello
+ * travels on a connection that works (and the old one, when it finally
+ * dies, does not take the new session with it).
+ */
+static void parent_reconnect (struct overlay *ov)
+{
+    if (!ov->parent_uri)
+        return;
+    if (zmq_disconnect (ov->dealer, ov->parent_uri) < 0
+        || zmq_connect (ov->dealer, ov->parent_uri) < 0)
+        broker_log (ov->b, LOG_ERR, "reconnecting to %s: %s", ov->parent_uri,
+                    zmq_strerror (errno));
+    ov->connected = false;
+}
 
 static void credit (struct peer_clock *pc, double stall, double now)
 {
@@ -1145,6 +1167,7 @@ static void tick_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void
         switch (liveness_check (&ov->pclock, now, &ov->live)) {
             case LIVENESS_LOST:
                 snprintf (why, sizeof (why), "silent for %.1f s", now - ov->pclock.last_recv);
+                parent_reconnect (ov);
                 parent_lost (ov, why);
                 return;
             case LIVENESS_TORPID:
@@ -1179,7 +1202,8 @@ int overlay_connect (struct overlay *ov, const char *uri, const char *server_pub
     struct ovsock_opts o = ov->sockopts;
     int events = ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED
                  | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
-                 | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+                 | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_CONNECTED
+                 | ZMQ_EVENT_CONNECT_RETRIED | ZMQ_EVENT_CLOSED;
 
     if (ov->dealer || (server_pubkey && !ov->cert)) {
         errno = ov->dealer ? EEXIST : EINVAL;
@@ -1197,6 +1221,10 @@ int overlay_connect (struct overlay *ov, const char *uri, const char *server_pub
         return -1;
     if (!(ov->monitor = ovsock_monitor (ov->b->zctx, ov->dealer, events)))
         return -1;
+    if (!(ov->parent_uri = strdup (uri))) {
+        errno = ENOMEM;
+        return -1;
+    }
     return 0;
 }
 

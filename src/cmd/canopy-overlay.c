@@ -10,6 +10,7 @@
  *   offline  it never joined, or it left; or it sits below such a rank
  * A rank whose parent has heard nothing from it for tbon.torpid-timeout
  * is shown with "torpid"; we do not ask it (nor its subtree) anything.
+ * With --rank, only the brokers on the way to that rank are asked.
  * Then we draw the tree, print a summary, or print (or wait for) one
  * rank's state.
  */
@@ -101,10 +102,19 @@ static void mark_subtree (struct tree *t, uint32_t rank, const char *state)
     }
 }
 
+/* True if 'a' is 'r' or one of its ancestors. */
+static bool leads_to (uint32_t a, uint32_t r, uint32_t k)
+{
+    while (r > a)
+        r = (r - 1) / k;
+    return r == a;
+}
+
 /* Classify rank's children (rank itself is online).  deep: ask full
- * subtrees too (to see torpid ranks), not only partial ones.
+ * subtrees too (to see torpid ranks), not only partial ones.  target >= 0:
+ * ask only the brokers on the way to it (its parent reports it).
  */
-static void walk (canopy_t *h, struct tree *t, uint32_t rank, bool deep)
+static void walk (canopy_t *h, struct tree *t, uint32_t rank, bool deep, long target)
 {
     json_t *o = status_of (h, rank);
     json_t *children, *c;
@@ -127,8 +137,11 @@ static void walk (canopy_t *h, struct tree *t, uint32_t rank, bool deep)
             bool full = conline == csize;
             mark_subtree (t, crank, full ? "full" : "partial");
             /* a torpid rank would not answer: take its parent's word */
-            if ((!full || deep) && !torpid)
-                walk (h, t, crank, deep);
+            bool wanted = target < 0 ? !full || deep
+                                     : crank != target
+                                       && leads_to (crank, target, t->k);
+            if (wanted && !torpid)
+                walk (h, t, crank, deep, target);
             t->info[crank].online = conline;
             t->info[crank].size = csize;
             t->info[crank].torpid = torpid;
@@ -140,7 +153,7 @@ static void walk (canopy_t *h, struct tree *t, uint32_t rank, bool deep)
 }
 
 /* Rank 0's own entry, then the rest by walking. */
-static void survey (canopy_t *h, struct tree *t, bool deep)
+static void survey (canopy_t *h, struct tree *t, bool deep, long target)
 {
     json_t *o = status_of (h, 0);
     const char *state;
@@ -155,8 +168,10 @@ static void survey (canopy_t *h, struct tree *t, bool deep)
                                     .online = online, .size = size };
     json_decref (o);
     mark_subtree (t, 0, online == size ? "full" : "partial");
-    if (online != size || deep)
-        walk (h, t, 0, deep);
+    if (target == 0)
+        ;   /* rank 0's own answer is all we need */
+    else if (online != size || deep || target > 0)
+        walk (h, t, 0, deep, target);
     t->info[0].online = online;
     t->info[0].size = size;
 }
@@ -290,7 +305,7 @@ int main (int argc, char *argv[])
     double t0 = monotime ();
     int rc = 0;
     for (;;) {
-        survey (h, &t, rank >= 0 || (!summary && !wait_state));
+        survey (h, &t, !summary && !wait_state && rank < 0, rank);
         const char *now = t.info[rank >= 0 ? rank : 0].state;
         if (!wait_state || !strcmp (now, wait_state))
             break;

@@ -24,6 +24,8 @@
 #                              ./pid.RANK; 'cleanup config_cleanup' stops it)
 # config_wait RANK             wait for rank RANK's local socket
 # config_uri RANK              the local:// URI of rank RANK
+# always_cleanup CMD           run CMD when the script exits, pass or fail
+#                              (sharness's 'cleanup' runs only if all pass)
 
 # Commands from the build tree come first.
 if test -n "$CANOPY_TEST_INSTALLED"; then
@@ -141,4 +143,9 @@ config_cleanup () {
     done
     test -z "$CONFIG_RUNDIR" || rm -rf "$CONFIG_RUNDIR"
     return 0
+}
+
+always_cleanup () {
+    # keep the exit status for sharness's die()
+    trap "_rc=\$?; $1; (exit \$_rc); die" EXIT
 }
