@@ -6,6 +6,8 @@
  *   switched off (zsys_handler_set (NULL)) before any zcert call.
  * - zcert_load accepts a public-only certificate and reports an all-zero
  *   secret key; we refuse those, since a broker must prove its identity.
+ *   Files are checked for both keys before czmq sees them (its parser
+ *   leaks memory and prints to stderr on malformed input).
  * - The file is written to a temporary name beside the target and renamed,
  *   so a crash never leaves half a certificate; its mode is set to 0600
  *   explicitly rather than through the umask.
@@ -81,21 +83,63 @@ void cert_destroy (cert_t *c)
     }
 }
 
+/* Look for 'NAME = "<40 characters>"' on a line of f. */
+static bool has_key (FILE *f, const char *name)
+{
+    char line[512];
+    size_t n = strlen (name);
+
+    rewind (f);
+    while (fgets (line, sizeof (line), f)) {
+        char *p = line + strspn (line, " \t");
+        if (strncmp (p, name, n) != 0)
+            continue;
+        p += n;
+        p += strspn (p, " \t");
+        if (*p++ != '=')
+            continue;
+        p += strspn (p, " \t");
+        if (*p == '"' && strlen (p) >= 42 && p[41] == '"') {
+            char key[41];
+            memcpy (key, p + 1, 40);
+            key[40] = '\0';
+            if (cert_key_valid (key))
+                return true;
+        }
+    }
+    return false;
+}
+
 cert_t *cert_load (const char *path, char *errbuf, size_t errsize)
 {
     cert_t *c;
     zcert_t *z;
-    int fd;
+    FILE *f;
+    bool pub, sec;
 
     czmq_quiet ();
-    /* zcert_load only says "no": find out why first */
-    if ((fd = open (path, O_RDONLY | O_CLOEXEC)) < 0) {
+    /* zcert_load only says "no" (and czmq leaks on malformed files): find
+     * out why first, and hand it only files that look right
+     */
+    if (!(f = fopen (path, "re"))) {
         int e = errno;
         seterr (errbuf, errsize, "%s: %s", path, strerror (e));
         errno = e;
         return NULL;
     }
-    close (fd);
+    pub = has_key (f, "public-key");
+    sec = has_key (f, "secret-key");
+    fclose (f);
+    if (!pub) {
+        seterr (errbuf, errsize, "%s: not a CURVE certificate", path);
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!sec) {
+        seterr (errbuf, errsize, "%s: the certificate has no secret key", path);
+        errno = EINVAL;
+        return NULL;
+    }
     if (!(z = zcert_load (path))) {
         seterr (errbuf, errsize, "%s: not a CURVE certificate", path);
         errno = EINVAL;

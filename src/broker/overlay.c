@@ -767,6 +767,10 @@ static void child_hello (struct overlay *ov, struct child *c, const canopy_msg_t
     }
     if (c->state == CHILD_ONLINE && strcmp (c->uuid, uuid) != 0)
         child_lost (ov, c, "restarted");
+    else if (c->state == CHILD_ONLINE) {
+        /* it lost us for a while: its answers to what we sent may be gone */
+        fail_pending (ov, c->track, "rank %u reconnected", c->rank);
+    }
     snprintf (c->uuid, sizeof (c->uuid), "%s", uuid);
     snprintf (c->hostname, sizeof (c->hostname), "%s", host);
     /* A child joins only a broker that is itself connected to rank 0, so

@@ -398,5 +398,9 @@ int main (int argc, char *argv[])
     free (bk.argv);
     free (bk.restart);
     free (pids);
+    for (int i = 0; i < nbopts; i++)
+        free (bopts[i]);
+    free (bopts);
+    free (rundir);
     return rc;
 }
