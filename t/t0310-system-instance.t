@@ -91,7 +91,8 @@ test_expect_success 'one configuration file for the whole instance' '
 		EOF
 		for i in $(seq 0 $((N - 1))); do
 			printf "\n[[hosts]]\nhost = \"cnp-node%d\"\naddr = \"10.99.0.%d\"\n" \
-				$i $((i + 1))
+				$i $((i + 1)) &&
+			printf "bind = \"10.99.0.%d\"\n" $((i + 1))
 		done
 	} >system.toml &&
 	cat system.toml

@@ -96,7 +96,7 @@ set -- $(freeport 3)
     printf '[broker]\nrundir = "%s/run"\n[security]\ncurve-cert = "%s/curve.cert"\n' "$dir" "$dir"
     printf '[tbon]\nmaxmsgsize = 65536\n'
     for p in "$@"; do
-        printf '[[hosts]]\nhost = "h"\naddr = "127.0.0.1"\nport = %s\n' $p
+        printf '[[hosts]]\nhost = "h"\naddr = "127.0.0.1"\nbind = "127.0.0.1"\nport = %s\n' $p
     done
 } >sys.toml
 for r in 2 1 0; do

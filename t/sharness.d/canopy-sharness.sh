@@ -17,7 +17,8 @@
 # canopy_broker ARGS...        run the canopy-broker under test
 # loopback_config FILE SIZE [K] [EXTRA-TOML]
 #                              write FILE: SIZE brokers on 127.0.0.1 (free
-#                              ports), fast liveness, CURVE with ./curve.cert
+#                              ports, loopback only), fast liveness, CURVE with
+#                              ./curve.cert
 #                              (made if missing)
 # config_start FILE RANK [ARGS...]  start rank RANK in the background, run
 #                              directory $CONFIG_RUNDIR/run.RANK (pid in
@@ -109,7 +110,8 @@ loopback_config () {
         printf '[security]\ncurve-cert = "%s/curve.cert"\n' "$PWD"
         test -z "$_extra" || printf '%s\n' "$_extra"
         for _p in $(freeport $_size); do
-            printf '[[hosts]]\nhost = "localhost"\naddr = "127.0.0.1"\nport = %s\n' $_p
+            printf '[[hosts]]\nhost = "localhost"\naddr = "127.0.0.1"\n'
+            printf 'bind = "127.0.0.1"\nport = %s\n' $_p
         done
     } >"$_file"
 }
