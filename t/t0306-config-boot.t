@@ -94,7 +94,7 @@ test_expect_success 'one broker alone needs no certificate; attributes come from
 	EOF
 	canopy_broker --config="$PWD/solo.toml" --rank=0 &
 	pid=$! &&
-	wait_for_file "$CONFIG_RUNDIR/solo/local" 30 &&
+	wait_broker "$CONFIG_RUNDIR/solo/local" &&
 	export CANOPY_URI=local://$CONFIG_RUNDIR/solo/local &&
 	test "$(canopy getattr statedir)" = "$PWD/state" &&
 	test "$(canopy getattr tbon.lost-timeout)" = 40s &&
@@ -110,7 +110,7 @@ test_expect_success 'the command line overrides the file' '
 	canopy_broker --config="$PWD/solo.toml" --rank=0 -Stbon.lost-timeout=50s \
 		--rundir="$CONFIG_RUNDIR/solo2" &
 	pid=$! &&
-	wait_for_file "$CONFIG_RUNDIR/solo2/local" 30 &&
+	wait_broker "$CONFIG_RUNDIR/solo2/local" &&
 	test "$(CANOPY_URI=local://$CONFIG_RUNDIR/solo2/local canopy getattr tbon.lost-timeout)" = 50s &&
 	CANOPY_URI=local://$CONFIG_RUNDIR/solo2/local canopy shutdown &&
 	wait $pid
@@ -157,7 +157,8 @@ test_expect_success 'a broker finds its rank by its host name' '
 		--rundir=$CONFIG_RUNDIR/named.1 & } &&
 	p1=$! &&
 	CONFIG_PIDS="$CONFIG_PIDS $p0 $p1" &&
-	wait_for_file $CONFIG_RUNDIR/named.1/local 30 &&
+	wait_broker $CONFIG_RUNDIR/named.0/local &&
+	wait_broker $CONFIG_RUNDIR/named.1/local &&
 	test "$(CANOPY_URI=local://$CONFIG_RUNDIR/named.1/local canopy getattr rank)" = 1 &&
 	CANOPY_URI=local://$CONFIG_RUNDIR/named.0/local canopy overlay status --wait full --timeout 60 &&
 	CANOPY_URI=local://$CONFIG_RUNDIR/named.0/local canopy shutdown &&

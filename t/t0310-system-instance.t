@@ -101,12 +101,12 @@ test_expect_success 'start the brokers in reverse order; the tree becomes full' 
 	for i in $(seq $((N - 1)) -1 0); do
 		start_host $i
 	done &&
-	wait_for_file "$CONFIG_RUNDIR/host0/local" 30 &&
+	wait_broker "$CONFIG_RUNDIR/host0/local" &&
 	CANOPY_URI=$(uri 0) canopy overlay status --wait full --timeout 60 &&
 	CANOPY_URI=$(uri 0) canopy overlay status
 '
 test_expect_success 'each broker found its rank by its host name; links are TCP' '
-	wait_for_file "$CONFIG_RUNDIR/host3/local" 30 &&
+	wait_broker "$CONFIG_RUNDIR/host3/local" &&
 	test "$(CANOPY_URI=$(uri 3) canopy getattr rank)" = 3 &&
 	test "$(CANOPY_URI=$(uri 3) canopy getattr hostname)" = cnp-node3 &&
 	test "$(CANOPY_URI=$(uri 3) canopy getattr tbon.parent-endpoint)" = tcp://10.99.0.2:8050 &&

@@ -23,7 +23,8 @@
 # config_start FILE RANK [ARGS...]  start rank RANK in the background, run
 #                              directory $CONFIG_RUNDIR/run.RANK (pid in
 #                              ./pid.RANK; 'cleanup config_cleanup' stops it)
-# config_wait RANK             wait for rank RANK's local socket
+# config_wait RANK             wait until rank RANK answers locally
+# wait_broker PATH             wait until the broker at socket PATH answers
 # config_uri RANK              the local:// URI of rank RANK
 # always_cleanup CMD           run CMD when the script exits, pass or fail
 #                              (sharness's 'cleanup' runs only if all pass)
@@ -133,9 +134,20 @@ config_uri () {
     echo "local://$CONFIG_RUNDIR/run.$1/local"
 }
 
-# Wait (30 s at most) until rank R's local socket exists.
+# Wait (30 s at most) until the broker at local socket PATH answers.
+wait_broker () {
+    _n=300
+    while test $_n -gt 0; do
+        CANOPY_URI="local://$1" canopy getattr rank >/dev/null 2>&1 && return 0
+        sleep 0.1
+        _n=$((_n - 1))
+    done
+    return 1
+}
+
+# Wait (30 s at most) until rank R answers on its local socket.
 config_wait () {
-    wait_for_file "$CONFIG_RUNDIR/run.$1/local" 30
+    wait_broker "$CONFIG_RUNDIR/run.$1/local"
 }
 
 # Stop what config_start started (at the end of a test file).
