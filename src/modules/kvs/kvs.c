@@ -218,6 +218,35 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
     tstat_push (&ctx->timing.setroot_handle, (thread_cputime () - t0) * 1e6);
 }
 
+/* A broker (and the subtree below it) was lost.  Rank 0 fails every
+ * fence still open: fences do not record on which brokers their
+ * participants are, and one with a participant down there would otherwise
+ * wait forever, or complete without it.  Conservative: an unrelated open
+ * fence fails too, and its participants may retry.
+ */
+static void lost_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                     const canopy_msg_t *msg, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    int rank;
+    json_t *ranks = NULL;
+    const char *reason = "lost";
+    char buf[160];
+
+    if (canopy_event_unpack (msg, NULL, "{s:i s?o s?s}", "rank", &rank,
+                             "ranks", &ranks, "reason", &reason) < 0) {
+        canopy_log (h, LOG_ERR, "malformed overlay.lost event");
+        return;
+    }
+    if (ctx->rank != 0)
+        return;
+    size_t below = ranks && json_array_size (ranks) > 0 ? json_array_size (ranks) - 1 : 0;
+    snprintf (buf, sizeof (buf), "broker rank %d was lost (%s), with %zu"
+              " broker%s below it", rank, reason, below, below == 1 ? "" : "s");
+    ctx->stats.lost_events++;
+    fence_fail_all (ctx->fences, EHOSTUNREACH, buf);
+}
+
 /* Requests */
 
 static void lookup_done (struct lookup *l, void *arg)
@@ -384,7 +413,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                   + (applier_busy (ctx->applier) ? 1 : 0);
     canopy_respond_pack (h, msg,
         "{s:i s:i s:s s:{s:I s:I s:I s:I} s:{s:i s:i s:i} s:i s:i s:i s:i"
-        " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
+        " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
         " s:{s:o s:o s:o s:o s:o s:o s:o}}",
         "rank", (int)ctx->rank,
         "version", ctx->version,
@@ -408,6 +437,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                     "applied-txns", (json_int_t)ctx->stats.apply_txns,
                     "relay-bytes", (json_int_t)ctx->stats.relay_bytes,
                     "primed", (json_int_t)ctx->stats.primed,
+                    "lost-events", (json_int_t)ctx->stats.lost_events,
         "timing", "relay-decode", tstat_json (&ctx->timing.relay_decode),
                   "relay-encode", tstat_json (&ctx->timing.relay_encode),
                   "fence-wait", tstat_json (&ctx->timing.fence_wait),
@@ -461,6 +491,7 @@ static const struct canopy_msg_handler_spec htab[] = {
     { CANOPY_MSGTYPE_REQUEST, "kvs.stats", stats_cb, CANOPY_ROLE_USER },
     { CANOPY_MSGTYPE_REQUEST, "kvs.disconnect", disconnect_cb, CANOPY_ROLE_ALL },
     { CANOPY_MSGTYPE_EVENT, "kvs.setroot", setroot_cb, 0 },
+    { CANOPY_MSGTYPE_EVENT, "overlay.lost", lost_cb, 0 },
     CANOPY_MSGHANDLER_TABLE_END,
 };
 
@@ -617,7 +648,8 @@ int mod_main (canopy_t *h, int argc, char **argv)
         || !(ctx.watches = watch_table_create (&ctx))
         || (ctx.rank == 0 && !(ctx.applier = applier_create (&ctx))))
         goto done;
-    if (canopy_event_subscribe (h, "kvs.setroot") < 0) {
+    if (canopy_event_subscribe (h, "kvs.setroot") < 0
+        || canopy_event_subscribe (h, "overlay.lost") < 0) {
         canopy_log_error (h, "subscribe kvs.setroot");
         goto done;
     }

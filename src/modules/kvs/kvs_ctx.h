@@ -59,6 +59,7 @@ struct kvs_ctx {
         uint64_t apply_txns;
         uint64_t relay_bytes;
         uint64_t primed;        /* objects sent (rank 0) or taken from setroot */
+        uint64_t lost_events;   /* overlay.lost events acted on (rank 0) */
     } stats;
     /* Where fence time goes (all in microseconds; see kvs.stats "timing").
      * CPU time of this thread: relay_decode/relay_encode per kvs.relay
