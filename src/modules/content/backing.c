@@ -8,6 +8,9 @@
  *   the cache's sequence number when it arrived.  Only the head may be
  *   dispatched, so checkpoints reach the backing store in arrival order.
  *   Consecutive ready flush waiters share one sync request.
+ * - A failed batch fails the waiters that were there when it was sent;
+ *   later ones get a fresh attempt (so a flush after space was freed is
+ *   not failed by an older batch).
  * - Every RPC in flight is on the 'inflight' list so that destroy can drop
  *   it; continuations never run after destroy.
  */
@@ -32,6 +35,7 @@ struct waiter {
     enum waiter_kind kind;
     canopy_msg_t *msg;
     uint64_t target;
+    uint64_t id;                /* arrival order */
 };
 
 struct rpc {
@@ -42,6 +46,7 @@ struct rpc {
     char (*refs)[BLOBREF_MAX];
     int nrefs;
     size_t bytes;
+    uint64_t waiter_mark;       /* newest waiter when the batch was sent */
     /* answered requests */
     canopy_msg_t **msgs;
     int nmsgs;
@@ -60,6 +65,7 @@ struct backing {
     canopy_watcher_t *prep;
     struct list_node waiters;
     int nwaiters;
+    uint64_t waiter_seq;
     struct list_node inflight;
     int batches;                /* store batches in flight */
     bool absent;                /* ENOSYS from the backing store */
@@ -132,11 +138,13 @@ static void waiter_free (struct waiter *w)
     free (w);
 }
 
-/* Fail every waiter not yet dispatched. */
-static void fail_waiters (struct backing *b, int errnum, const char *text)
+/* Fail the waiters not yet dispatched that arrived up to 'mark'. */
+static void fail_waiters (struct backing *b, uint64_t mark, int errnum, const char *text)
 {
     while (!list_empty (&b->waiters)) {
         struct waiter *w = list_entry (b->waiters.next, struct waiter, node);
+        if (w->id > mark)
+            break;
         list_del (&w->node);
         b->nwaiters--;
         respond_error (b, w->msg, errnum, text);
@@ -263,11 +271,12 @@ static void store_cb (canopy_future_t *f, void *arg)
         const char *text = canopy_future_error_string (f);
         char buf[sizeof (b->last_error)];
         snprintf (buf, sizeof (buf), "%s", text ? text : strerror (errnum));
+        uint64_t mark = r->waiter_mark;
         b->stats.errors++;
         rpc_done (r);
         if (errnum == ENOSYS) {
             set_absent (b);
-            fail_waiters (b, ENOSYS, "no backing store");
+            fail_waiters (b, UINT64_MAX, ENOSYS, "no backing store");
             return;
         }
         if (errnum != b->last_errnum || strcmp (buf, b->last_error) != 0)
@@ -275,8 +284,12 @@ static void store_cb (canopy_future_t *f, void *arg)
                         "(retrying on the next flush or checkpoint)", buf);
         b->last_errnum = errnum;
         snprintf (b->last_error, sizeof (b->last_error), "%s", buf);
-        b->blocked = true;
-        fail_waiters (b, errnum, buf);
+        /* requests that were waiting when the batch went out get its error;
+         * later ones deserve an attempt of their own
+         */
+        fail_waiters (b, mark, errnum, buf);
+        b->blocked = list_empty (&b->waiters);
+        backing_kick (b);
         return;
     }
     b->stats.batches++;
@@ -335,6 +348,7 @@ static int send_batch (struct backing *b)
         memcpy (r->refs[i], v[i]->ref, BLOBREF_MAX);
     r->nrefs = n;
     r->bytes = bytes;
+    r->waiter_mark = b->waiter_seq;
     b->batches++;
     return 1;
 error:
@@ -427,6 +441,7 @@ static void add_waiter (struct backing *b, const canopy_msg_t *msg, enum waiter_
     w->kind = kind;
     w->msg = canopy_msg_incref ((canopy_msg_t *)msg);
     w->target = blobcache_seq (b->cache);
+    w->id = ++b->waiter_seq;
     list_add_tail (&b->waiters, &w->node);
     b->nwaiters++;
     /* a request is a reason to try again after a failure */
@@ -558,7 +573,7 @@ void backing_destroy (struct backing *b)
 {
     if (b) {
         int saved = errno;
-        fail_waiters (b, ENOSYS, "content service unloading");
+        fail_waiters (b, UINT64_MAX, ENOSYS, "content service unloading");
         while (!list_empty (&b->inflight)) {
             struct rpc *r = list_entry (b->inflight.next, struct rpc, node);
             for (int i = 0; i < r->nmsgs; i++)
