@@ -44,6 +44,7 @@ struct dbfile {
     char *path;
     bool blobs;                 /* holds the objects table */
     bool unsynced;              /* committed since the last durable sync */
+    bool capped;                /* max_page_count set */
     sqlite3_stmt *ins;
     sqlite3_stmt *get;
     sqlite3_stmt *del;
@@ -107,8 +108,9 @@ static int dberr (struct dbfile *f, int rc, canopy_error_t *error, const char *w
 {
     int errnum = map_error (f->db, rc);
     const char *msg = f->db ? sqlite3_errmsg (f->db) : sqlite3_errstr (rc);
-    if (errnum == ENOSPC && (rc & 0xff) == SQLITE_FULL)
-        msg = "database or disk is full (or the file reached its size cap)";
+    if (errnum == ENOSPC)
+        msg = f->capped ? "the file reached its size cap, or the disk is full"
+                        : "No space left on device (database or disk is full)";
     errprintf (error, "%s: %s: %s", base (f->path), what, msg);
     errno = errnum;
     return -1;
@@ -213,7 +215,10 @@ static int dbfile_set_cap (struct sqlstore *st, struct dbfile *f, canopy_error_t
     if (pages < 8)
         pages = 8;
     snprintf (sql, sizeof (sql), "PRAGMA max_page_count=%lld", (long long)pages);
-    return exec (f, sql, error);
+    if (exec (f, sql, error) < 0)
+        return -1;
+    f->capped = true;
+    return 0;
 }
 
 static int meta_set (struct dbfile *f, const char *key, const char *val,

@@ -335,7 +335,7 @@ static void test_cap (void **state)
     }
     assert_int_equal (rc, -1);
     assert_int_equal (errno, ENOSPC);
-    assert_non_null (strstr (error.text, "full"));
+    assert_non_null (strstr (error.text, "size cap"));
     /* still usable: reads and checkpoints work */
     assert_int_equal (sqlstore_checkpoint_put (st, "sha256-y", 1, 1.0, &error), 0);
     sqlstore_close (st);
