@@ -686,24 +686,71 @@ int sqlstore_get (sqlstore_t *st, const uint8_t *digest, void **data, size_t *le
     return 0;
 }
 
-int sqlstore_delete (sqlstore_t *st, const uint8_t *digest, canopy_error_t *error)
+static int delete_shard (struct sqlstore *st, struct dbfile *f, const uint8_t *digests,
+                         const int *idx, int n, int *deleted, canopy_error_t *error)
 {
-    struct dbfile *f = blobfile (st, sqlstore_shard_of (st, digest));
-    int rc;
+    int rc, count = 0;
 
-    sqlite3_reset (f->del);
-    sqlite3_bind_blob (f->del, 1, digest, BLOBREF_HASHLEN, SQLITE_STATIC);
-    rc = sqlite3_step (f->del);
-    sqlite3_reset (f->del);
-    if (rc != SQLITE_DONE)
-        return dberr (f, rc, error, "delete");
+    if ((rc = sqlite3_exec (f->db, "BEGIN", NULL, NULL, NULL)) != SQLITE_OK)
+        return dberr (f, rc, error, "begin");
+    for (int k = 0; k < n; k++) {
+        sqlite3_reset (f->del);
+        sqlite3_bind_blob (f->del, 1, digests + idx[k] * BLOBREF_HASHLEN,
+                           BLOBREF_HASHLEN, SQLITE_STATIC);
+        rc = sqlite3_step (f->del);
+        sqlite3_reset (f->del);
+        if (rc != SQLITE_DONE) {
+            dberr (f, rc, error, "delete");
+            goto error;
+        }
+        count += sqlite3_changes (f->db);
+    }
+    if ((rc = sqlite3_exec (f->db, "COMMIT", NULL, NULL, NULL)) != SQLITE_OK) {
+        dberr (f, rc, error, "commit");
+        goto error;
+    }
     f->unsynced = true;
-    if (sqlite3_changes (f->db) > 0) {
+    if (count > 0) {
         st->counted = false;    /* sizes unknown: recount when asked */
         st->stats.blobs = -1;
-        return 1;
     }
+    if (deleted)
+        *deleted += count;
     return 0;
+error:
+    {
+        int saved = errno;
+        (void)sqlite3_exec (f->db, "ROLLBACK", NULL, NULL, NULL);
+        errno = saved;
+    }
+    return -1;
+}
+
+int sqlstore_delete (sqlstore_t *st, const uint8_t *digests, int n, int *deleted,
+                     canopy_error_t *error)
+{
+    int *idx;
+    int rc = 0;
+
+    if (deleted)
+        *deleted = 0;
+    if (n <= 0)
+        return 0;
+    if (!(idx = malloc (n * sizeof (*idx)))) {
+        errno = ENOMEM;
+        return errprintf (error, "out of memory");
+    }
+    for (int s = 0; s < st->nshards && rc == 0; s++) {
+        int m = 0;
+        for (int i = 0; i < n; i++) {
+            if (sqlstore_shard_of (st, digests + i * BLOBREF_HASHLEN) == s)
+                idx[m++] = i;
+        }
+        if (m > 0)
+            rc = delete_shard (st, blobfile (st, s), digests, idx, m, deleted, error);
+    }
+    free (idx);
+    return rc;
 }
 
 /* Commit under synchronous=FULL: the WAL is fsynced with everything in it. */

@@ -122,8 +122,13 @@ int sqlstore_put (sqlstore_t *st, const struct sqlstore_blob *v, int n, int *add
 /* A blob's bytes (malloc'd, NUL-terminated beyond len).  ENOENT if absent. */
 int sqlstore_get (sqlstore_t *st, const uint8_t *digest, void **data, size_t *len,
                   canopy_error_t *error);
-/* Remove a blob.  Returns 1 if it was there, 0 if not. */
-int sqlstore_delete (sqlstore_t *st, const uint8_t *digest, canopy_error_t *error);
+/* Remove n blobs (digests: n * BLOBREF_HASHLEN bytes), one transaction
+ * per shard touched.  *deleted (optional) counts those that were there.
+ * For offline garbage collection and benchmarks: the content service
+ * never deletes.
+ */
+int sqlstore_delete (sqlstore_t *st, const uint8_t *digests, int n, int *deleted,
+                     canopy_error_t *error);
 
 int sqlstore_sync (sqlstore_t *st, canopy_error_t *error);
 int sqlstore_checkpoint_put (sqlstore_t *st, const char *rootref, int version,

@@ -143,13 +143,19 @@ static void round_trip (int shards)
     struct sqlstore_check_result res;
     assert_int_equal (sqlstore_check (st, SQLSTORE_CHECK_FULL, &res, &error), 0);
     assert_int_equal (res.blobs, 40);
-    assert_int_equal (sqlstore_delete (st, v[3].digest, &error), 1);
-    assert_int_equal (sqlstore_delete (st, v[3].digest, &error), 0);
+    uint8_t two[2 * 32];
+    int deleted = -1;
+    memcpy (two, v[3].digest, 32);
+    memcpy (two + 32, v[5].digest, 32);
+    assert_int_equal (sqlstore_delete (st, two, 1, &deleted, &error), 0);
+    assert_int_equal (deleted, 1);
+    assert_int_equal (sqlstore_delete (st, two, 2, &deleted, &error), 0);
+    assert_int_equal (deleted, 1);
     errno = 0;
     assert_int_equal (sqlstore_get (st, v[3].digest, &data, &len, &error), -1);
     assert_int_equal (errno, ENOENT);
     assert_int_equal (sqlstore_stats (st, &stats, &error), 0);
-    assert_int_equal (stats.blobs, 39);
+    assert_int_equal (stats.blobs, 38);
     assert_true (stats.file_bytes > 0);
     sqlstore_close (st);
     for (int i = 0; i < 40; i++)
