@@ -3,7 +3,11 @@
  * Design notes:
  * - Batches are taken from a prepare watcher, i.e. once per reactor pass,
  *   after every store that arrived in that wake-up has been cached: stores
- *   that arrive together are written together.
+ *   that arrive together are written together.  When nobody waits and the
+ *   backlog is small, the batch is taken 'delay' seconds later instead,
+ *   so that the blobs of several commits share one transaction (fewer
+ *   page writes per blob); a flush or checkpoint request, or a backlog of
+ *   URGENT_BACKLOG blobs, sends at once.
  * - Waiters (flush and checkpoint requests) form one FIFO; each records
  *   the cache's sequence number when it arrived.  Only the head may be
  *   dispatched, so checkpoints reach the backing store in arrival order.
@@ -27,6 +31,7 @@
 #define BATCH_MAX_BLOBS 1024
 #define BATCH_MAX_BYTES (8 * 1024 * 1024)
 #define BATCHES_IN_FLIGHT 2
+#define URGENT_BACKLOG (BATCH_MAX_BLOBS / 4)
 
 enum waiter_kind { WAIT_FLUSH, WAIT_CHECKPOINT };
 
@@ -63,6 +68,8 @@ struct backing {
     backing_loaded_f loaded;
     void *loaded_arg;
     canopy_watcher_t *prep;
+    canopy_watcher_t *delay_timer;
+    double delay;
     struct list_node waiters;
     int nwaiters;
     uint64_t waiter_seq;
@@ -124,6 +131,7 @@ static void set_absent (struct backing *b)
                     b->name);
     b->absent = true;
     canopy_watcher_stop (b->prep);
+    canopy_watcher_stop (b->delay_timer);
 }
 
 static void respond_error (struct backing *b, const canopy_msg_t *msg, int errnum,
@@ -361,7 +369,8 @@ static void prep_cb (canopy_reactor_t *rx, canopy_watcher_t *w, int revents, voi
 {
     struct backing *b = arg;
 
-    canopy_watcher_stop (w);
+    canopy_watcher_stop (b->prep);
+    canopy_watcher_stop (b->delay_timer);
     if (b->absent || b->blocked)
         return;
     while (b->batches < BATCHES_IN_FLIGHT) {
@@ -375,9 +384,20 @@ static void prep_cb (canopy_reactor_t *rx, canopy_watcher_t *w, int revents, voi
 
 void backing_kick (struct backing *b)
 {
-    if (b && !b->absent && !b->blocked && b->batches < BATCHES_IN_FLIGHT
-        && blobcache_backlog (b->cache) > 0)
+    size_t backlog;
+
+    if (!b || b->absent || b->blocked || b->batches >= BATCHES_IN_FLIGHT
+        || (backlog = blobcache_backlog (b->cache)) == 0)
+        return;
+    /* someone waits, or enough for a good batch: now; else a little later,
+     * so that more commits share one transaction
+     */
+    if (b->nwaiters > 0 || b->delay <= 0 || backlog >= URGENT_BACKLOG)
         canopy_watcher_start (b->prep);
+    else if (!canopy_watcher_is_active (b->delay_timer)) {
+        canopy_timer_watcher_reset (b->delay_timer, b->delay, 0);
+        canopy_watcher_start (b->delay_timer);
+    }
 }
 
 bool backing_available (struct backing *b)
@@ -537,7 +557,7 @@ json_t *backing_stats (struct backing *b)
 }
 
 struct backing *backing_create (canopy_t *h, blobcache_t *cache, const char *name,
-                                backing_loaded_f loaded, void *arg)
+                                double delay, backing_loaded_f loaded, void *arg)
 {
     struct backing *b;
 
@@ -553,6 +573,7 @@ struct backing *backing_create (canopy_t *h, blobcache_t *cache, const char *nam
     b->cache = cache;
     b->loaded = loaded;
     b->loaded_arg = arg;
+    b->delay = delay;
     snprintf (b->name, sizeof (b->name), "%s", name);
     snprintf (b->topic_store, sizeof (b->topic_store), "%s.store", name);
     snprintf (b->topic_load, sizeof (b->topic_load), "%s.load", name);
@@ -561,11 +582,15 @@ struct backing *backing_create (canopy_t *h, blobcache_t *cache, const char *nam
     snprintf (b->topic_ckget, sizeof (b->topic_ckget), "%s.checkpoint-get", name);
     list_init (&b->waiters);
     list_init (&b->inflight);
-    if (!(b->prep = canopy_prepare_watcher_create (canopy_get_reactor (h), prep_cb, b))) {
+    if (!(b->prep = canopy_prepare_watcher_create (canopy_get_reactor (h), prep_cb, b))
+        || !(b->delay_timer = canopy_timer_watcher_create (canopy_get_reactor (h),
+                                                           delay, 0, prep_cb, b))) {
+        canopy_watcher_destroy (b->prep);
         free (b);
         return NULL;
     }
     canopy_watcher_unref (b->prep);
+    canopy_watcher_unref (b->delay_timer);
     return b;
 }
 
@@ -581,6 +606,7 @@ void backing_destroy (struct backing *b)
             rpc_done (r);
         }
         canopy_watcher_destroy (b->prep);
+        canopy_watcher_destroy (b->delay_timer);
         free (b);
         errno = saved;
     }

@@ -5,7 +5,8 @@
  * Write-back: dirty cache entries are sent to "<name>.store" in batches
  * (many blobs per request; the backing store writes each batch in one
  * transaction), at most a few batches in flight; whatever became dirty
- * while a batch was being written goes in the next one (group commit).
+ * while a batch was being written goes in the next one (group commit); a
+ * small backlog nobody waits for may wait a few milliseconds for more.
  * An entry is clean once its batch is acknowledged; clean entries may be
  * expired from the cache and are loaded back from the store on a miss.
  *
@@ -42,8 +43,9 @@ struct backing;
 typedef void (*backing_loaded_f)(const char *ref, const void *data, size_t len,
                                  int errnum, const char *errstr, void *arg);
 
+/* delay: seconds a small backlog may wait to be batched with more (0: none) */
 struct backing *backing_create (canopy_t *h, blobcache_t *cache, const char *name,
-                                backing_loaded_f loaded, void *arg);
+                                double delay, backing_loaded_f loaded, void *arg);
 void backing_destroy (struct backing *b);
 
 /* False once the backing store is known to be missing. */

@@ -649,10 +649,13 @@ int mod_main (canopy_t *h, int argc, char **argv)
         goto done;
     if (ctx.rank == 0) {
         const char *name = canopy_attr_get (h, "content.backing-module");
+        const char *d = canopy_attr_get (h, "content.flush-delay");
+        double delay = d ? strtod (d, NULL) : 0.01;
         if (!name)
             name = "content-sqlite";
         if (strcmp (name, "none") != 0
-            && !(ctx.backing = backing_create (h, ctx.cache, name, backing_loaded, &ctx))) {
+            && !(ctx.backing = backing_create (h, ctx.cache, name, delay < 0 ? 0 : delay,
+                                               backing_loaded, &ctx))) {
             canopy_log_error (h, "backing store %s", name);
             goto done;
         }
