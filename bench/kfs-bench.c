@@ -5,7 +5,9 @@
  *                 [--chunk BYTES] [--grow MIB]
  *       One trial: for each size (MiB), write a value of that size as
  *       CHUNK-byte blobs (default 64 KiB, batches of 64 per transaction)
- *       and sync; read every chunk back; unlink (delete) them and sync.
+ *       and sync; read every chunk back (cold: the store is closed, its
+ *       files dropped from the page cache with posix_fadvise, and reopened,
+ *       unless --warm); unlink (delete) them and sync.
  *       Then leave GROW MiB of other blobs behind (default 64), so the
  *       store grows from trial to trial as KFS's did.  Prints one line
  *       per size and operation:
@@ -24,6 +26,9 @@
 #include <errno.h>
 #include <stdint.h>
 #include <getopt.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <dirent.h>
 #include <sodium.h>
 #include "src/common/libutil/monotime.h"
 #include "src/modules/content-sqlite/sqlstore.h"
@@ -34,6 +39,7 @@ static void usage (void)
 {
     fprintf (stderr,
 "Usage: kfs-bench run --dir DIR --shards N --trial T [--sizes LIST] [--chunk B] [--grow MIB]\n"
+"                     [--warm]\n"
 "       kfs-bench fill --dir DIR --blobs N [--size BYTES] [--shards N]\n");
     exit (1);
 }
@@ -152,6 +158,28 @@ static sqlstore_t *open_store (const char *dir, int shards)
     return st;
 }
 
+/* Drop the store's files from the page cache (they are clean: synced). */
+static void drop_cache (const char *dir)
+{
+    DIR *d = opendir (dir);
+    struct dirent *e;
+    char path[4096];
+    if (!d)
+        return;
+    while ((e = readdir (d))) {
+        if (strncmp (e->d_name, "content", 7) != 0)
+            continue;
+        snprintf (path, sizeof (path), "%s/%s", dir, e->d_name);
+        int fd = open (path, O_RDONLY);
+        if (fd >= 0) {
+            (void)fdatasync (fd);
+            (void)posix_fadvise (fd, 0, 0, POSIX_FADV_DONTNEED);
+            close (fd);
+        }
+    }
+    closedir (d);
+}
+
 static void report (int shards, int trial, int size, const char *op, double s)
 {
     printf ("kfs shards=%d trial=%d size=%d op=%s seconds=%.4f mbps=%.1f\n",
@@ -160,7 +188,7 @@ static void report (int shards, int trial, int size, const char *op, double s)
 }
 
 static int cmd_run (const char *dir, int shards, int trial, const char *sizes,
-                    size_t chunk, int grow)
+                    size_t chunk, int grow, int warm)
 {
     struct ctx c = { .chunk = chunk };
     char *list = strdup (sizes), *save = NULL, *tok;
@@ -177,6 +205,11 @@ static int cmd_run (const char *dir, int shards, int trial, const char *sizes,
         if (mib <= 0 || nchunks == 0)
             usage ();
         report (shards, trial, mib, "write", write_value (&c, base, nchunks));
+        if (!warm) {
+            sqlstore_close (c.st);
+            drop_cache (dir);
+            c.st = open_store (dir, shards);
+        }
         report (shards, trial, mib, "read", read_value (&c));
         report (shards, trial, mib, "unlink", unlink_value (&c));
     }
@@ -226,10 +259,11 @@ int main (int argc, char *argv[])
         { "grow", required_argument, NULL, 'g' },
         { "blobs", required_argument, NULL, 'b' },
         { "size", required_argument, NULL, 'S' },
+        { "warm", no_argument, NULL, 'w' },
         { NULL, 0, NULL, 0 },
     };
     const char *dir = NULL, *sizes = "8,16,32,64,128";
-    int shards = 1, trial = 1, grow = 64, c;
+    int shards = 1, trial = 1, grow = 64, warm = 0, c;
     long blobs = 0;
     size_t chunk = 65536, size = 1024;
 
@@ -247,13 +281,14 @@ int main (int argc, char *argv[])
             case 'g': grow = atoi (optarg); break;
             case 'b': blobs = atol (optarg); break;
             case 'S': size = strtoul (optarg, NULL, 10); break;
+            case 'w': warm = 1; break;
             default: usage ();
         }
     }
     if (!dir || chunk == 0 || size == 0 || sodium_init () < 0)
         usage ();
     if (!strcmp (cmd, "run"))
-        return cmd_run (dir, shards, trial, sizes, chunk, grow);
+        return cmd_run (dir, shards, trial, sizes, chunk, grow, warm);
     if (!strcmp (cmd, "fill") && blobs > 0)
         return cmd_fill (dir, shards, blobs, size);
     usage ();

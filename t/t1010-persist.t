@@ -102,6 +102,14 @@ test_expect_success 'without a backing store, flush and SYNC commits fail with E
 	grep "no backing store" flush.err &&
 	grep "no backing store" sync.err
 '
+test_expect_success 'without a backing store, rank 0 never drops content (regression)' '
+	canopy start -o --modules=content,kvs -- sh -c "
+		canopy kvs put -r big=- <big.bin &&
+		canopy content dropcache &&
+		canopy kvs dropcache &&
+		canopy kvs get -r big" >nobacking.out &&
+	cmp big.bin nobacking.out
+'
 test_expect_success 'dump, wipe the statedir, restore: identical keys and values' '
 	canopy start -n 2 --statedir=s6 -- sh -c "
 		canopy kvs put a=1 b.c=2 \"pmi.x-seg-1/2=3\" &&

@@ -485,7 +485,7 @@ static void open_store (struct backing_ctx *ctx)
         return;
     }
     if (!ctx->temporary) {
-        canopy_log (ctx->h, LOG_INFO, "%s store in %s: %d shard%s, %s check in %.3fs%s",
+        canopy_log (ctx->h, LOG_INFO, "%s store in %s: %d shard%s, %s check in %.4fs%s",
                     sqlstore_is_new (ctx->store) ? "new" : "opened", ctx->dir,
                     sqlstore_shards (ctx->store),
                     sqlstore_shards (ctx->store) > 1 ? "s" : "",

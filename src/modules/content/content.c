@@ -395,8 +395,11 @@ static void store_common (struct content_ctx *ctx, const canopy_msg_t *msg, bool
             goto nomem;
         e = blobcache_lookup (ctx->cache, ref);
         bool was_pending = e && !e->valid;
-        if (!(e = blobcache_insert_ref (ctx->cache, ref, datav[i], lenv[i],
-                                        ctx->rank > 0 || ctx->backing != NULL,
+        /* dirty everywhere: ranks > 0 until the parent has it, rank 0
+         * until the backing store has it (forever without one: rank 0 is
+         * then the only copy and must never expire it)
+         */
+        if (!(e = blobcache_insert_ref (ctx->cache, ref, datav[i], lenv[i], true,
                                         &added)))
             goto nomem;
         ctx->stores++;
