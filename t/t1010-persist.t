@@ -60,6 +60,17 @@ test_expect_success 'a SYNC commit returns with a checkpoint of its version on d
 	read v rest <ck.out &&
 	test "$v" = "$(cat sync.version)"
 '
+test_expect_success 'a SYNC fence across two ranks returns with its checkpoint on disk' '
+	canopy start -n 2 --statedir=s2 -S kvs.checkpoint-period=0 -- sh -c "
+		CANOPY_URI=\$(canopy getattr rundir | sed \"s|^|local://|; s|\$|/local-1|\") \
+			persist-writer fence --sync f1 2 fence.b >fence.b &
+		persist-writer fence --sync f1 2 fence.a >fence.a && wait &&
+		canopy content checkpoints >ckf.out
+	" &&
+	test_cmp fence.a fence.b &&
+	read v rest <ckf.out &&
+	test "$v" = "$(cat fence.a)"
+'
 test_expect_success 'periodic checkpoints (kvs.checkpoint-period)' '
 	canopy start --statedir=s3 -S kvs.checkpoint-period=0.1 -- sh -c "
 		canopy kvs put p=1 &&

@@ -10,6 +10,9 @@
  *       that PREFIX.i reads back as i; print "checked N lost M beyond K"
  *       (K: commits in LOG newer than VERSION that are missing) and exit 1
  *       if M > 0.
+ *   persist-writer fence [--sync] NAME NPROCS KEY
+ *       put KEY = 1 and join fence NAME of NPROCS (with KVS_SYNC if --sync);
+ *       print the version it completed with.
  *   persist-writer ckpt
  *       print the version of rank 0's newest durable checkpoint and the
  *       version it restored at start ("VERSION RESTORED").
@@ -124,6 +127,29 @@ static int do_check (int argc, char **argv)
     return lost > 0 ? 1 : 0;
 }
 
+static int do_fence (int argc, char **argv)
+{
+    int flags = 0, i = 0, version;
+    if (i < argc && !strcmp (argv[i], "--sync")) {
+        flags |= KVS_SYNC;
+        i++;
+    }
+    if (argc - i != 3)
+        return -1;
+    canopy_t *h = open_handle ();
+    canopy_future_t *f;
+    if (kvs_put_int (h, argv[i + 2], 1) < 0
+        || !(f = kvs_fence_async (h, argv[i], atoi (argv[i + 1]), flags))
+        || kvs_commit_get (f, &version) < 0) {
+        fprintf (stderr, "persist-writer: fence: %s\n", strerror (errno));
+        return 1;
+    }
+    printf ("%d\n", version);
+    canopy_future_destroy (f);
+    canopy_close (h);
+    return 0;
+}
+
 static int do_ckpt (void)
 {
     canopy_t *h = open_handle ();
@@ -148,11 +174,14 @@ int main (int argc, char *argv[])
         rc = do_write (argc - 2, argv + 2);
     else if (argc >= 2 && !strcmp (argv[1], "check"))
         rc = do_check (argc - 2, argv + 2);
+    else if (argc >= 2 && !strcmp (argv[1], "fence"))
+        rc = do_fence (argc - 2, argv + 2);
     else if (argc == 2 && !strcmp (argv[1], "ckpt"))
         rc = do_ckpt ();
     if (rc < 0) {
         fprintf (stderr, "Usage: persist-writer write [--sync] [--count N] PREFIX LOG\n"
                          "       persist-writer check [--upto VERSION] PREFIX LOG\n"
+                         "       persist-writer fence [--sync] NAME NPROCS KEY\n"
                          "       persist-writer ckpt\n");
         return 1;
     }
