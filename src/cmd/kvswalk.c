@@ -280,7 +280,8 @@ static int walk_dir (struct walk *w, const char *key, json_t *obj)
     }
     if (gather (w, key, obj, &g) < 0)
         goto done;
-    qsort (g.v, g.n, sizeof (*g.v), cmp_dirent);
+    if (g.n > 1)
+        qsort (g.v, g.n, sizeof (*g.v), cmp_dirent);
     w->st.dirs++;
     if (w->ops->dir && w->ops->dir (key, g.n, w->arg) < 0)
         goto done;
