@@ -160,7 +160,7 @@ test_expect_success 'restore refuses a file that is not a dump' '
 	grep "not a tar archive" restore.err
 '
 test_expect_success 'fsck on a clean store reports nothing' '
-	canopy start -n 2 --statedir=s6 -- canopy fsck >fsck.out 2>&1 &&
+	canopy start -n 2 --statedir=s6 -- sh -c "canopy fsck >fsck.out 2>&1" &&
 	test_must_be_empty fsck.out
 '
 test_expect_success SQLITE3 'fsck finds a dangling reference injected into the store' '

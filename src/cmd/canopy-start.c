@@ -314,5 +314,7 @@ int main (int argc, char *argv[])
         log_msg ("instance of %ld brokers ran for %.1f ms", size, monotime_since_ms (&t0));
     if (failed)
         rc = 1;     /* the instance failed, whatever the command said */
+    free (stateopt);
+    free (statedir);
     return rc;
 }
