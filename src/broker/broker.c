@@ -48,7 +48,7 @@
 
 
 #define SHUTDOWN_CHILD_TIMEOUT 20.0
-#define DEFAULT_MODULES "content,kvs,resource,exec"
+#define DEFAULT_MODULES "content,content-sqlite,kvs,resource,exec"
 
 int builtins_init (struct broker *b);
 

@@ -134,6 +134,9 @@ static void shutdown_cb (struct broker *b, const canopy_msg_t *msg)
         return;
     }
     broker_respond (b, msg, NULL);
+    /* a failure reported while already shutting down is not lost */
+    if (b->state >= STATE_SHUTDOWN && code != 0 && b->exit_code == 0)
+        b->exit_code = code;
     broker_shutdown_begin (b, code, "requested by canopy shutdown");
 }
 

@@ -16,6 +16,10 @@
  * with the same arguments (same rank, same sockets), as our child, once
  * its previous process has exited.  Requests for rank 0 are ignored: its
  * death ends the instance.
+ *
+ * --statedir gives rank 0 a persistent content store (the "statedir"
+ * attribute, set on rank 0 only): a later start with the same directory
+ * resumes the KVS from its newest checkpoint.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +50,8 @@ static const char *usage_text =
 "  -S, --setattr=NAME=VAL  set a broker attribute on every broker\n"
 "  -o, --broker-opts=OPT   pass an option to every broker\n"
 "      --rundir=DIR        use DIR for sockets (default: a new temporary one)\n"
+"      --statedir=DIR      keep rank 0's content store and KVS checkpoints in DIR\n"
+"                          (created if missing; default: a throwaway store)\n"
 "      --exit-mode=MODE    'any' (default): any broker dying ends the instance;\n"
 "                          'leader': only rank 0 does (for fault tests: the\n"
 "                          script RUNDIR/restart-R runs rank R again)\n"
@@ -170,6 +176,7 @@ int main (int argc, char *argv[])
         { "broker-opts", required_argument, NULL, 'o' },
         { "rundir", required_argument, NULL, 'd' },
         { "exit-mode", required_argument, NULL, 'x' },
+        { "statedir", required_argument, NULL, 'D' },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -178,6 +185,7 @@ int main (int argc, char *argv[])
     char **bopts = xzmalloc (sizeof (char *) * (2 * argc + 1));
     int nbopts = 0;
     char *rundir = NULL;
+    char *statedir = NULL;
     bool temp_rundir = false;
     bool exit_any = true;
     bool verbose = false;
@@ -206,6 +214,10 @@ int main (int argc, char *argv[])
                 break;
             case 'd':
                 rundir = xstrdup (optarg);
+                break;
+            case 'D':
+                free (statedir);
+                statedir = xstrdup (optarg);
                 break;
             case 'x':
                 if (!strcmp (optarg, "any"))
@@ -240,6 +252,15 @@ int main (int argc, char *argv[])
         log_err_exit ("mkdir %s", rundir);
     if (strlen (rundir) > 80)
         log_msg_exit ("run directory path too long for UNIX sockets: %s", rundir);
+    if (statedir) {
+        char *abs;
+        if (mkdir (statedir, 0700) < 0 && errno != EEXIST)
+            log_err_exit ("cannot create the state directory %s", statedir);
+        if (!(abs = realpath (statedir, NULL)))
+            log_err_exit ("state directory %s", statedir);
+        free (statedir);
+        statedir = abs;
+    }
 
     /* the initial program */
     char **cmd;
@@ -269,9 +290,10 @@ int main (int argc, char *argv[])
     bk.argv = xzmalloc (sizeof (char **) * size);
     bk.pids = pids = xzmalloc (sizeof (pid_t) * size);
     bk.restart = xzmalloc (sizeof (bool) * size);
+    char *stateopt = statedir ? xasprintf ("--setattr=statedir=%s", statedir) : NULL;
     for (long r = 0; r < size; r++) {
         int n = 0;
-        char **av = xzmalloc (sizeof (char *) * (nbopts + ncmd + 8));
+        char **av = xzmalloc (sizeof (char *) * (nbopts + ncmd + 9));
         av[n++] = (char *)broker;
         av[n++] = xasprintf ("--rank=%ld", r);
         av[n++] = xasprintf ("--size=%ld", size);
@@ -279,6 +301,8 @@ int main (int argc, char *argv[])
         av[n++] = xasprintf ("--rundir=%s", rundir);
         for (int i = 0; i < nbopts; i++)
             av[n++] = bopts[i];
+        if (r == 0 && stateopt)
+            av[n++] = stateopt;
         if (r == 0) {
             av[n++] = "--";
             for (int i = 0; i < ncmd; i++)
@@ -402,5 +426,7 @@ int main (int argc, char *argv[])
         free (bopts[i]);
     free (bopts);
     free (rundir);
+    free (stateopt);
+    free (statedir);
     return rc;
 }
