@@ -89,4 +89,51 @@ test_expect_success GROFF 'each command'"'"'s --help options are in its page' '
 		done <hopts.$cmd || return 1
 	done
 '
+# Programs outside src/cmd: the KAP drivers live in the build tree's kap/
+# and kap/model/ (installed under the package data directory).
+KAPCROWD=$SHARNESS_BUILD_DIRECTORY/kap/kap-crowd
+KAPMODEL=$SHARNESS_BUILD_DIRECTORY/kap/model/kap-model
+
+# check_program PAGE PROGRAM: every long option PAGE.1 documents is in
+# PROGRAM --help, and every long option PROGRAM --help prints is in PAGE.1.
+check_program () {
+	page=$1
+	prog=$2
+	page_options $mandir/$page.1 >opts.$page &&
+	test -s opts.$page &&
+	"$prog" --help >help.$page &&
+	while read -r opt; do
+		grep -q -e "$opt" help.$page ||
+			{ echo "$page.1: $opt not in $page --help"; return 1; }
+	done <opts.$page &&
+	grep -o -e "--[a-z][a-z-]*" help.$page | sort -u >hopts.$page &&
+	test -s hopts.$page &&
+	while read -r opt; do
+		grep -q -x -e "$opt" opts.$page ||
+			{ echo "$page.1 does not document $page $opt"; return 1; }
+	done <hopts.$page
+}
+test_expect_success 'kap-crowd and kap-model are built, and have man pages' '
+	test -x "$KAPCROWD" && test -x "$KAPMODEL" &&
+	test -f $mandir/kap-crowd.1 && test -f $mandir/kap-model.1
+'
+test_expect_success GROFF 'kap-crowd(1) documents the options of kap-crowd --help' '
+	check_program kap-crowd "$KAPCROWD"
+'
+test_expect_success GROFF 'kap-model(1) documents the options of kap-model --help' '
+	check_program kap-model "$KAPMODEL"
+'
+test_expect_success GROFF 'the KAP pages have EXAMPLES and EXIT STATUS' '
+	for p in kap-crowd kap-model; do
+		render $mandir/$p.1 >page.$p &&
+		for s in EXAMPLES "EXIT STATUS"; do
+			grep -q "^$s" page.$p || { echo "$p.1: no $s"; return 1; }
+		done
+	done
+'
+test_expect_success GROFF 'canopy-event(1) documents pub --count' '
+	canopy event --help | grep -e "--count" | grep -q "pub" &&
+	render $mandir/canopy-event.1 | sed -n "/^OPTIONS/,/^[A-Z]/p" >event.opts &&
+	grep -A3 -e "--count" event.opts | grep -q "(pub)"
+'
 test_done
