@@ -665,9 +665,14 @@ int mod_main (canopy_t *h, int argc, char **argv)
     }
     if (canopy_msg_handler_addvec (h, htab, &ctx, &handlers) < 0)
         goto done;
+    /* Stores purge as they go; the timer catches what expires otherwise,
+     * and on rank 0 retries a blocked backing store.  Elsewhere it need
+     * not wake an idle broker often.
+     */
+    double period = ctx.rank == 0 ? 1.0 : 10.0;
     if (!(ctx.purge_timer = canopy_timer_watcher_create (canopy_get_reactor (h),
-                                                         1.0, 1.0, purge_timer_cb,
-                                                         &ctx)))
+                                                         period, period,
+                                                         purge_timer_cb, &ctx)))
         goto done;
     canopy_watcher_unref (ctx.purge_timer);
     canopy_watcher_start (ctx.purge_timer);
