@@ -8,7 +8,7 @@
 
 void liveness_config_default (struct liveness_config *cfg)
 {
-    cfg->period = 2.0;
+    cfg->period = 5.0;      /* an idle link: one message each way per 5 s */
     cfg->torpid = 10.0;
     cfg->lost = 30.0;
 }

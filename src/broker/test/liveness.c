@@ -46,7 +46,7 @@ static void test_config_check (void **state)
     assert_int_equal (liveness_config_check (&c, err, sizeof (err)), -1);
     assert_non_null (strstr (err, "torpid-timeout"));
     liveness_config_default (&c);
-    c.lost = 5;     /* below torpid */
+    c.lost = 8;     /* below torpid (10), above the period (5) */
     assert_int_equal (liveness_config_check (&c, err, sizeof (err)), -1);
     assert_non_null (strstr (err, "lost-timeout"));
     c.torpid = 0;   /* torpid disabled: lost alone is fine */
