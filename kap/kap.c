@@ -178,6 +178,29 @@ static int connect_broker (struct kap_ctx *ctx)
     return -1;
 }
 
+/* A barrier that sleeps instead of spinning.  MPI libraries busy-poll in
+ * blocking collectives; on a node shared with the brokers, ranks waiting
+ * there would steal the CPU the ranks still being measured (and their
+ * brokers) need.  Used wherever some ranks may still be timing.
+ */
+static void quiet_barrier (void)
+{
+    MPI_Request req;
+    int done = 0;
+    long ns = 20 * 1000;        /* back off from 20 us to 5 ms */
+
+    MPI_Ibarrier (MPI_COMM_WORLD, &req);
+    for (;;) {
+        MPI_Test (&req, &done, MPI_STATUS_IGNORE);
+        if (done)
+            break;
+        struct timespec ts = { .tv_sec = 0, .tv_nsec = ns };
+        nanosleep (&ts, NULL);
+        if (ns < 5 * 1000 * 1000)
+            ns *= 2;
+    }
+}
+
 /* Rank 0 makes every directory of every iteration, then every rank waits
  * until its broker has that version: the puts then land in existing
  * directories, as in the original tester.
@@ -201,6 +224,7 @@ static void setup_dirs (struct kap_ctx *ctx)
         if (kvs_get_version (ctx->h, &version) < 0)
             die (ctx, "kvs_get_version: %s", kvs_error (ctx));
     }
+    quiet_barrier ();
     MPI_Bcast (&version, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (kvs_wait_version (ctx->h, version) < 0)
         die (ctx, "kvs_wait_version %d: %s", version, kvs_error (ctx));
@@ -310,7 +334,7 @@ static void inject_corruption (struct kap_ctx *ctx)
 
     if (cfg->nconsumers == 0)
         return;
-    MPI_Barrier (MPI_COMM_WORLD);
+    quiet_barrier ();
     if (ctx->rank == 0) {
         char key[KAP_NAME_MAX];
         int victim = kap_target (cfg, cfg->nprocs - cfg->nconsumers, 1);
@@ -323,6 +347,7 @@ static void inject_corruption (struct kap_ctx *ctx)
             die (ctx, "injecting corruption into %s: %s", key, kvs_error (ctx));
         say (ctx, "injected a wrong value into %s", key);
     }
+    quiet_barrier ();
     MPI_Bcast (&version, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (kvs_wait_version (ctx->h, version) < 0)
         die (ctx, "kvs_wait_version %d: %s", version, kvs_error (ctx));
@@ -379,6 +404,7 @@ static void gather_results (struct kap_ctx *ctx, struct kap_result *res)
     MPI_Op vac_op;
     long errors;
 
+    quiet_barrier ();   /* others may still be in the consumer phase */
     for (int m = 0; m < KAP_NMETRICS; m++)
         kap_vac_from_tstat (&ctx->stat[m], vac[m]);
     MPI_Type_contiguous (KAP_VAC_LEN, MPI_DOUBLE, &vac_type);
@@ -483,7 +509,7 @@ int main (int argc, char *argv[])
         if (canopy_event_subscribe (ctx.h, topic) < 0)
             die (&ctx, "subscribing to %s: %s", topic, strerror (errno));
     }
-    MPI_Barrier (MPI_COMM_WORLD);
+    quiet_barrier ();
 
     double t0 = now ();
     if (kap_is_producer (&ctx.cfg, ctx.rank))
