@@ -13,8 +13,9 @@ export CANOPY_BUILD_DIR
 
 ping_opts=""
 start_opts=""
+rounds=3
 case "${1:-}" in
-    --quick) ping_opts="-r 2 -n 300"; start_opts="-r 2" ;;
+    --quick) ping_opts="-r 2 -n 300"; start_opts="-r 2"; rounds=1 ;;
     -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     "") ;;
     *) echo "run-all: unknown argument '$1'" >&2; exit 1 ;;
@@ -38,5 +39,11 @@ echo
 echo "=== start (bench-start.sh)"
 # shellcheck disable=SC2086
 bash "$here/bench-start.sh" $start_opts
+echo
+echo "=== KVS beside Redis (bench-kvs.sh)"
+sh "$here/bench-kvs.sh" "$CANOPY_BUILD_DIR" "$rounds"
+echo
+echo "=== MPI start-up and PMI barrier (bench-run.sh)"
+sh "$here/bench-run.sh" "$CANOPY_BUILD_DIR" "$((rounds + 2))"
 echo
 echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min) at end"

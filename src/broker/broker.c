@@ -44,7 +44,7 @@
 
 
 #define SHUTDOWN_CHILD_TIMEOUT 20.0
-#define DEFAULT_MODULES "content,kvs"
+#define DEFAULT_MODULES "content,kvs,resource,exec"
 
 int builtins_init (struct broker *b);
 

@@ -283,9 +283,22 @@ static void parent_control (struct overlay *ov, canopy_msg_t *msg)
 
     (void)canopy_msg_get_control (msg, &ctype, NULL);
     if (ctype == CTL_WELCOME) {
+        /* Our children may have joined us before we were welcomed, with
+         * an older baseline: events published before then never reach
+         * this subtree, so pass the new baseline down rather than let
+         * them report those events as lost.
+         */
         if (canopy_msg_unpack (msg, "{s:i}", "seq", &seq) == 0
-            && !ov->parent_online)
+            && (uint32_t)seq > b->event_seq) {
+            char buf[64];
             b->event_seq = seq;
+            snprintf (buf, sizeof (buf), "{\"seq\":%u}", b->event_seq);
+            for (int i = 0; i < ov->nchildren; i++) {
+                struct child *c = &ov->children[i];
+                if (c->state == CHILD_ONLINE)
+                    (void)send_control (ov, ov->router, c->id, CTL_WELCOME, buf);
+            }
+        }
         ov->parent_online = true;
         ov->reported_online = 0;
         report_status (ov);

@@ -78,7 +78,7 @@ static void load_continuation (canopy_future_t *f, void *arg)
     snprintf (ref, sizeof (ref), "%s", ld->ref);
     if (canopy_rpc_get_raw (f, &data, &len) < 0)
         errnum = errno;
-    else if (type == OBJ_DIR) {
+    else if ((ctx->stats.load_bytes += len), type == OBJ_DIR) {
         json_t *dir = treeobj_decode (data, len);
         if (!dir || (!treeobj_is_dir (dir) && !treeobj_is_hdir (dir))) {
             canopy_log (ctx->h, LOG_ERR, "object %s is not a directory", ref);
@@ -335,7 +335,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                   + (applier_busy (ctx->applier) ? 1 : 0);
     canopy_respond_pack (h, msg,
         "{s:i s:i s:s s:{s:I s:I s:I s:I} s:{s:i s:i s:i} s:i s:i s:i s:i"
-        " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I}}",
+        " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}}",
         "rank", (int)ctx->rank,
         "version", ctx->version,
         "rootref", ctx->rootref,
@@ -351,6 +351,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                     "fences", (json_int_t)ctx->stats.fences,
                     "setroots", (json_int_t)ctx->stats.setroots,
                     "loads", (json_int_t)ctx->stats.loads,
+                    "load-bytes", (json_int_t)ctx->stats.load_bytes,
                     "relays-sent", (json_int_t)ctx->stats.relays_sent,
                     "relays-received", (json_int_t)ctx->stats.relays_received,
                     "applies", (json_int_t)ctx->stats.applies,

@@ -49,6 +49,7 @@ struct kvs_ctx {
         uint64_t fences;
         uint64_t setroots;
         uint64_t loads;
+        uint64_t load_bytes;
         uint64_t relays_sent;
         uint64_t relays_received;
         uint64_t applies;
