@@ -25,11 +25,17 @@ kap_find_tools () {
         CANOPY=${CANOPY:-$CANOPY_BUILD_DIR/src/cmd/canopy}
     fi
     if test -z "$KAP" && test -x "$_here/../kap"; then
-        KAP=$_here/../kap
+        KAP=$_here/../kap       # build tree (kap/experiments) or installed
+        if test -z "$CANOPY" && test -x "$_here/../../src/cmd/canopy"; then
+            CANOPY=$_here/../../src/cmd/canopy
+        elif test -z "$CANOPY" && test -x "$_here/../../../../bin/canopy"; then
+            CANOPY=$_here/../../../../bin/canopy
+        fi
     fi
     if test -z "$KAP" && test -x "$_here/../../build/kap/kap"; then
-        KAP=$(cd "$_here/../../build" && pwd)/kap/kap
-        CANOPY=${CANOPY:-$(cd "$_here/../../build" && pwd)/src/cmd/canopy}
+        _b=$(cd "$_here/../../build" && pwd)
+        KAP=$_b/kap/kap         # the source tree, built in ./build
+        CANOPY=${CANOPY:-$_b/src/cmd/canopy}
     fi
     test -n "$KAP" && test -x "$KAP" ||
         kap_die "cannot find the kap program: build canopy (./quickstart), or set CANOPY_BUILD_DIR or KAP"
