@@ -237,13 +237,15 @@ static void producer_phase (struct kap_ctx *ctx)
     double t0 = now (), a, b;
 
     for (int it = 0; it < cfg->iter_producer; it++) {
-        kap_key (cfg, it, ctx->rank, key, sizeof (key));
-        kap_value_fill (cfg, it, ctx->rank, ctx->buf);
-        a = now ();
-        if (kvs_put_raw (ctx->h, key, ctx->buf, cfg->value_size) < 0)
-            die (ctx, "kvs_put %s: %s", key, kvs_error (ctx));
-        b = now ();
-        tstat_push (&ctx->stat[KAP_PUT], b - a);
+        for (int k = 0; k < cfg->keys_per_iter; k++) {
+            kap_key (cfg, it, ctx->rank, k, key, sizeof (key));
+            kap_value_fill (cfg, it, ctx->rank, k, ctx->buf);
+            a = now ();
+            if (kvs_put_raw (ctx->h, key, ctx->buf, cfg->value_size) < 0)
+                die (ctx, "kvs_put %s: %s", key, kvs_error (ctx));
+            b = now ();
+            tstat_push (&ctx->stat[KAP_PUT], b - a);
+        }
         if (cfg->iter_commit > 0 && (it + 1) % cfg->iter_commit == 0) {
             int rc;
             a = now ();
@@ -338,8 +340,8 @@ static void inject_corruption (struct kap_ctx *ctx)
     if (ctx->rank == 0) {
         char key[KAP_NAME_MAX];
         int victim = kap_target (cfg, cfg->nprocs - cfg->nconsumers, 1);
-        kap_key (cfg, 0, victim, key, sizeof (key));
-        kap_value_fill (cfg, 0, victim, ctx->buf);
+        kap_key (cfg, 0, victim, 0, key, sizeof (key));
+        kap_value_fill (cfg, 0, victim, 0, ctx->buf);
         ctx->buf[0] ^= 0x5a;
         if (kvs_put_raw (ctx->h, key, ctx->buf, cfg->value_size) < 0
             || kvs_commit (ctx->h, 0) < 0
@@ -353,35 +355,43 @@ static void inject_corruption (struct kap_ctx *ctx)
         die (ctx, "kvs_wait_version %d: %s", version, kvs_error (ctx));
 }
 
-static void consumer_phase (struct kap_ctx *ctx)
+/* Get key k of producer p in iteration it, time it, check the value. */
+static void consume_one (struct kap_ctx *ctx, int it, int p, int k)
 {
     const struct kap_config *cfg = &ctx->cfg;
     char key[KAP_NAME_MAX];
-    double t0 = now (), a, b;
+    void *data = NULL;
+    size_t len = 0;
+    double a, b;
+    int rc;
+
+    kap_key (cfg, it, p, k, key, sizeof (key));
+    a = now ();
+    rc = kvs_get_raw (ctx->h, key, &data, &len);
+    b = now ();
+    tstat_push (&ctx->stat[KAP_GET], b - a);
+    if (rc < 0) {
+        if (ctx->errors++ < KAP_MAX_REPORTED)
+            say (ctx, "get %s: %s", key, kvs_error (ctx));
+    }
+    else if (!kap_value_check (cfg, it, p, k, data, len)) {
+        if (ctx->errors++ < KAP_MAX_REPORTED)
+            say (ctx, "get %s: wrong value (%zu bytes, expected the %d bytes"
+                 " producer %d wrote)", key, len, cfg->value_size, p);
+    }
+    free (data);
+}
+
+static void consumer_phase (struct kap_ctx *ctx)
+{
+    const struct kap_config *cfg = &ctx->cfg;
+    double t0 = now ();
 
     for (int it = 0; it < cfg->iter_consumer; it++) {
         for (int i = 1; i <= cfg->access_count; i++) {
             int p = kap_target (cfg, ctx->rank, i);
-            void *data = NULL;
-            size_t len = 0;
-            int rc;
-
-            kap_key (cfg, it, p, key, sizeof (key));
-            a = now ();
-            rc = kvs_get_raw (ctx->h, key, &data, &len);
-            b = now ();
-            tstat_push (&ctx->stat[KAP_GET], b - a);
-            if (rc < 0) {
-                if (ctx->errors++ < KAP_MAX_REPORTED)
-                    say (ctx, "get %s: %s", key, kvs_error (ctx));
-            }
-            else if (!kap_value_check (cfg, it, p, data, len)) {
-                if (ctx->errors++ < KAP_MAX_REPORTED)
-                    say (ctx, "get %s: wrong value (%zu bytes, expected the"
-                         " %d bytes producer %d wrote)", key, len,
-                         cfg->value_size, p);
-            }
-            free (data);
+            for (int k = 0; k < cfg->keys_per_iter; k++)
+                consume_one (ctx, it, p, k);
         }
     }
     ctx->wall[KAP_PHASE_CONSUMER] = now () - t0;

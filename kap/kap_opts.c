@@ -27,6 +27,7 @@ static const struct option longopts[] = {
     { "cons-acc-count",   required_argument, NULL, 'c' },
     { "access-stride",    required_argument, NULL, 'a' },
     { "iter-producer",    required_argument, NULL, 'i' },
+    { "keys-per-iter",    required_argument, NULL, 'K' },
     { "iter-commit",      required_argument, NULL, 'f' },
     { "iter-commit-type", required_argument, NULL, 't' },
     { "iter-consumer",    required_argument, NULL, 'j' },
@@ -41,7 +42,7 @@ static const struct option longopts[] = {
     { "help",             no_argument,       NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
-static const char *shortopts = "+:T:P:C:p:c:a:i:f:t:j:s:d:en:lh";
+static const char *shortopts = "+:T:P:C:p:c:a:i:K:f:t:j:s:d:en:lh";
 
 static const char *usage_text =
 "Usage: kap [OPTIONS]\n"
@@ -58,8 +59,11 @@ static const char *usage_text =
 "  -c, --cons-acc-count=N    gets per consumer per iteration (default: 1)\n"
 "  -a, --access-stride=N     distance between the producers a consumer\n"
 "                            reads (default: 1)\n"
-"  -i, --iter-producer=N     puts per producer, one per iteration, each\n"
-"                            iteration in its own directory (default: 1)\n"
+"  -i, --iter-producer=N     producer iterations, each in its own\n"
+"                            directory (default: 1)\n"
+"  -K, --keys-per-iter=N     puts per producer per iteration; a consumer\n"
+"                            reads all N keys of each producer it reads\n"
+"                            (default: 1, as in the original tester)\n"
 "  -f, --iter-commit=N       commit every N producer iterations\n"
 "                            (default: 0, only the sync phase commits)\n"
 "  -t, --iter-commit-type=f|s  those commits are fences of all producers\n"
@@ -151,6 +155,7 @@ static void set_defaults (struct kap_config *cfg, int size)
     cfg->access_count = 1;
     cfg->access_stride = 1;
     cfg->iter_producer = 1;
+    cfg->keys_per_iter = 1;
     cfg->iter_commit = 0;
     cfg->commit_type = KAP_COMMIT_FENCE;
     cfg->iter_consumer = 1;
@@ -187,6 +192,8 @@ static int validate (struct kap_config *cfg, char *errbuf, size_t errlen)
         FAIL ("--access-stride must be at least 1.");
     if (cfg->iter_producer < 1)
         FAIL ("--iter-producer must be at least 1.");
+    if (cfg->keys_per_iter < 1)
+        FAIL ("--keys-per-iter must be at least 1.");
     if (cfg->iter_commit < 0)
         FAIL ("--iter-commit must be 0 (no intermediate commits) or more.");
     if (cfg->iter_consumer < 1)
@@ -227,6 +234,7 @@ int kap_opts_parse (struct kap_config *cfg, int argc, char *argv[], int size,
             case 'c': target = &cfg->access_count; name = "--cons-acc-count"; break;
             case 'a': target = &cfg->access_stride; name = "--access-stride"; break;
             case 'i': target = &cfg->iter_producer; name = "--iter-producer"; break;
+            case 'K': target = &cfg->keys_per_iter; name = "--keys-per-iter"; break;
             case 'f': target = &cfg->iter_commit; name = "--iter-commit"; break;
             case 'j': target = &cfg->iter_consumer; name = "--iter-consumer"; break;
             case 'd': target = &cfg->ndirs; name = "--ndirs"; break;
@@ -297,8 +305,8 @@ json_t *kap_config_json (const struct kap_config *cfg)
         errno = EINVAL;
         return NULL;
     }
-    json_t *o = json_pack ("{s:i s:i s:i s:i s:i s:i s:i s:i s:i s:s s:i s:s"
-                           " s:i s:b s:i}",
+    json_t *o = json_pack ("{s:i s:i s:i s:i s:i s:i s:i s:i s:i s:i s:s s:i"
+                           " s:s s:i s:b s:i}",
                            "mpi_size", cfg->size,
                            "total_num_proc", cfg->nprocs,
                            "nproducers", cfg->nproducers,
@@ -307,6 +315,7 @@ json_t *kap_config_json (const struct kap_config *cfg)
                            "cons_acc_count", cfg->access_count,
                            "access_stride", cfg->access_stride,
                            "iter_producer", cfg->iter_producer,
+                           "keys_per_iter", cfg->keys_per_iter,
                            "iter_commit", cfg->iter_commit,
                            "iter_commit_type",
                            cfg->commit_type == KAP_COMMIT_FENCE ? "fence" : "serial",

@@ -34,7 +34,8 @@ struct kap_config {
     int value_size;         /* -p: bytes per value */
     int access_count;       /* -c: gets per consumer per iteration */
     int access_stride;      /* -a: distance between producers read */
-    int iter_producer;      /* -i: puts per producer (one per iteration) */
+    int iter_producer;      /* -i: producer iterations */
+    int keys_per_iter;      /* -K: puts per producer per iteration */
     int iter_commit;        /* -f: commit every N iterations (0: never) */
     enum kap_commit_type commit_type;   /* -t f|s */
     int iter_consumer;      /* -j: iterations read (<= iter_producer) */

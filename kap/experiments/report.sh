@@ -167,7 +167,7 @@ BEGIN {
     if (lower)
         print "**Redundant values: lower than unique values, as in the paper** (rule: at most 0.8× of unique at the largest rank count).  Identical values are stored once (content addressed) and the merged transaction carries one copy."
     else
-        print "**Redundant values: not much lower than unique ones** (rule: at most 0.8× of unique at the largest rank count), unlike the paper.  Small values are inline in the directory entries, so deduplication by hash saves little; the paper’s gap came from hashing and shipping each value separately."
+        printf "**Redundant values: not much lower than unique ones** (rule: at most 0.8× of unique at the largest rank count), unlike the paper.  At this scale at most %d ranks × %s = %.0f KiB of values travel up the tree, so the fence time is made of per-rank costs (requests, merging, waking every rank), not of value bytes that deduplication could save; the paper’s gap appeared with thousands of ranks.\n", P[nrows], sizelabel(sz[n]), P[nrows] * sz[n] / 1024
     print ""
 }' "$dir/fig2.dat"
 
@@ -209,12 +209,12 @@ BEGIN {
     if (grow)
         print "**One directory: grows with the consumer count, as in the paper** (rule: every series grows more than 1.5× over the range).  More consumers means more brokers fetching the new directory objects after the fence and more gets queued on each broker."
     else
-        print "**One directory: does not grow much with the consumer count** (rule: every series grows more than 1.5× over the range), unlike the paper.  Each broker fetches a changed directory once, whatever the number of its clients, and a directory of a few hundred inline 8 B entries is small."
+        print "**One directory: does not grow much with the consumer count** (rule: every series grows more than 1.5× over the range), unlike the paper.  Each broker fetches a changed directory once, whatever the number of its clients, and a directory of " P[nrows] " inline 8 B entries is small."
     print ""
     if (better > 0 && worse == 0)
         print "**Directories of " dk " keys: faster than one directory, as in the paper** (rule: below 0.9× of one directory at the largest count for some series, above 1.1× for none).  A consumer faults in a small directory instead of the whole one."
     else if (worse > 0)
-        print "**Directories of " dk " keys: slower than one directory here, unlike the paper** (rule: above 1.1× of one directory at the largest count for some series).  At this scale the extra directory level costs one more object to fetch per get, more than the smaller objects save."
+        print "**Directories of " dk " keys: slower than one directory here, unlike the paper** (rule: above 1.1× of one directory at the largest count for some series).  After the fence every changed directory a broker’s consumers touch must be fetched from upstream: with one directory that is one object per broker, with many it is one per directory touched, and at this scale the directories are too small for their size to matter."
     else
         print "**Directories of " dk " keys: about the same as one directory, unlike the paper’s clear gain** (rule: within 0.9–1.1× at the largest count).  The paper’s gain came from caching huge directory objects at thousands of consumers; at " P[nrows] " consumers the single directory is still small."
     print ""
