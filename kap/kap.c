@@ -150,7 +150,7 @@ done:
 static int connect_broker (struct kap_ctx *ctx)
 {
     char errbuf[256];
-    canopy_error_t error;
+    canopy_error_t error = { .text = "" };
 
     if (ctx->cfg.uri_file) {
         ctx->uri = uri_from_file (ctx->cfg.uri_file, ctx->rank, &ctx->nuris,
@@ -519,7 +519,11 @@ int main (int argc, char *argv[])
         if (canopy_event_subscribe (ctx.h, topic) < 0)
             die (&ctx, "subscribing to %s: %s", topic, strerror (errno));
     }
+    /* The setup barrier: gather without spinning, then leave together
+     * (a sleeping rank would wake late and start its phases late).
+     */
     quiet_barrier ();
+    MPI_Barrier (MPI_COMM_WORLD);
 
     double t0 = now ();
     if (kap_is_producer (&ctx.cfg, ctx.rank))
