@@ -34,6 +34,14 @@ command -v mpirun.openmpi >/dev/null && test_set_prereq OPENMPI
 command -v mpiexec.mpich >/dev/null && test -x "$KAP_MPICH" &&
 	test_set_prereq MPICH
 canopy run --help >/dev/null 2>&1 && test_set_prereq CANOPY_RUN
+# OpenMPI's PMI-1 component (mca_pmix_flux, used under canopy run) reads
+# freed and out-of-bounds memory in MPI_Init; an ASan build of kap aborts
+# there, so those cases need a build without sanitizers.
+if ldd "$KAP" 2>/dev/null | grep -q libasan; then
+	say "sanitizer build: skipping OpenMPI under canopy run (OpenMPI's own memory errors)"
+else
+	test_set_prereq OMPI_PMI1
+fi
 command -v gnuplot >/dev/null && test_set_prereq GNUPLOT
 
 ompi () {
@@ -142,7 +150,7 @@ test_expect_success MPICH 'mpiexec.mpich: the MPICH build, 8 ranks, wrong value 
 	grep "wrong value" err.mpich
 '
 for np in 4 8; do
-	test_expect_success CANOPY_RUN,OPENMPI "canopy run: $np ranks, each on its own broker" "
+	test_expect_success CANOPY_RUN,OPENMPI,OMPI_PMI1 "canopy run: $np ranks, each on its own broker" "
 		OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader timeout $T \
 			canopy run -n $np --test-clique=single $KAP -n 4$np \
 			--json run$np.json >out.run$np &&
@@ -150,7 +158,7 @@ for np in 4 8; do
 		jq -e '.uris == 0' run$np.json
 	"
 done
-test_expect_success CANOPY_RUN,OPENMPI 'canopy run: a wrong value read by a consumer fails kap' '
+test_expect_success CANOPY_RUN,OPENMPI,OMPI_PMI1 'canopy run: a wrong value read by a consumer fails kap' '
 	OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader test_must_fail timeout $T \
 		canopy run -n 8 --test-clique=single $KAP -n 50 --inject-corruption \
 		--json runbad.json 2>err.runbad &&
