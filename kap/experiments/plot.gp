@@ -6,7 +6,7 @@
 # column per series, in the order of the lists; '?' marks a missing point)
 # and writes OUT/fig1-put.png, fig2-fence.png, fig3-get.png.
 
-set terminal pngcairo size 900,600 font ",11"
+set terminal pngcairo size 900,600 font ",11" noenhanced
 set datafile missing "?"
 set logscale x 2
 set key top left box opaque
@@ -19,14 +19,16 @@ label (v) = (v + 0 >= 1024) ? sprintf ("%d KiB", (v + 0) / 1024) : sprintf ("%d 
 # Figure 1: max put latency (the paper's Fig. 2)
 set output dir . "/fig1-put.png"
 set title "KAP figure 1: maximum put latency vs. ranks, per value size"
-set ylabel "max kvs_put latency (us)"
-set yrange [0:*]
+set ylabel "max kvs_put latency (us, log scale)"
+set logscale y 10
 plot for [i = 1:words (sizes)] dir . "/fig1.dat" \
     using 1:(column (i + 1) * 1000) title label (word (sizes, i)) lw 2 pt 7
 
 # Figure 2: max fence latency, unique vs redundant (the paper's Fig. 3)
 set output dir . "/fig2-fence.png"
 set title "KAP figure 2: maximum fence latency vs. ranks, unique vs. redundant values"
+unset logscale y
+set yrange [0:*]
 set ylabel "max kvs_fence latency (ms)"
 n = words (rsizes)
 plot for [i = 1:n] dir . "/fig2.dat" \
