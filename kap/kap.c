@@ -385,7 +385,11 @@ static void consume_one (struct kap_ctx *ctx, int it, int p, int k)
 static void consumer_phase (struct kap_ctx *ctx)
 {
     const struct kap_config *cfg = &ctx->cfg;
-    double t0 = now ();
+    double t0;
+
+    if (cfg->read_rank >= 0 && kvs_set_rank (ctx->h, cfg->read_rank) < 0)
+        die (ctx, "kvs_set_rank %d: %s", cfg->read_rank, strerror (errno));
+    t0 = now ();
 
     for (int it = 0; it < cfg->iter_consumer; it++) {
         for (int i = 1; i <= cfg->access_count; i++) {

@@ -35,6 +35,7 @@ static const struct option longopts[] = {
     { "ndirs",            required_argument, NULL, 'd' },
     { "redundant-val",    no_argument,       NULL, 'e' },
     { "instance-num",     required_argument, NULL, 'n' },
+    { "read-rank",        required_argument, NULL, 'R' },
     { "list-config",      no_argument,       NULL, 'l' },
     { "uri-file",         required_argument, NULL, OPT_URI_FILE },
     { "json",             required_argument, NULL, OPT_JSON },
@@ -42,7 +43,7 @@ static const struct option longopts[] = {
     { "help",             no_argument,       NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
-static const char *shortopts = "+:T:P:C:p:c:a:i:K:f:t:j:s:d:en:lh";
+static const char *shortopts = "+:T:P:C:p:c:a:i:K:f:t:j:s:d:en:R:lh";
 
 static const char *usage_text =
 "Usage: kap [OPTIONS]\n"
@@ -79,6 +80,8 @@ static const char *usage_text =
 "  -e, --redundant-val       every producer writes the same value\n"
 "  -n, --instance-num=N      namespace for keys and fences (default: 0);\n"
 "                            use a new one for each run in one instance\n"
+"  -R, --read-rank=N         consumers send their gets to broker N (routed\n"
+"                            over the tree) instead of their own broker\n"
 "  -l, --list-config         print the configuration before running\n"
 "      --uri-file=FILE       broker URIs, one per line (for mpirun)\n"
 "      --json=FILE           write the configuration and every figure\n"
@@ -162,6 +165,7 @@ static void set_defaults (struct kap_config *cfg, int size)
     cfg->sync_type = KAP_SYNC_FENCE;
     cfg->ndirs = 1;
     cfg->instance = 0;
+    cfg->read_rank = -1;
 }
 
 #define FAIL(...) do { snprintf (errbuf, errlen, __VA_ARGS__); goto error; } while (0)
@@ -205,6 +209,8 @@ static int validate (struct kap_config *cfg, char *errbuf, size_t errlen)
               cfg->nproducers);
     if (cfg->instance < 0)
         FAIL ("--instance-num must not be negative.");
+    if (cfg->read_rank < -1)
+        FAIL ("--read-rank must be a broker rank.");
     return 0;
 error:
     return -1;
@@ -239,6 +245,7 @@ int kap_opts_parse (struct kap_config *cfg, int argc, char *argv[], int size,
             case 'j': target = &cfg->iter_consumer; name = "--iter-consumer"; break;
             case 'd': target = &cfg->ndirs; name = "--ndirs"; break;
             case 'n': target = &cfg->instance; name = "--instance-num"; break;
+            case 'R': target = &cfg->read_rank; name = "--read-rank"; break;
             case 'p':
                 if (kap_parse_size (optarg, &cfg->value_size) < 0)
                     FAIL ("--value-size '%s' is not a size in bytes (k and m suffixes allowed).",
@@ -306,7 +313,7 @@ json_t *kap_config_json (const struct kap_config *cfg)
         return NULL;
     }
     json_t *o = json_pack ("{s:i s:i s:i s:i s:i s:i s:i s:i s:i s:i s:s s:i"
-                           " s:s s:i s:b s:i}",
+                           " s:s s:i s:b s:i s:i}",
                            "mpi_size", cfg->size,
                            "total_num_proc", cfg->nprocs,
                            "nproducers", cfg->nproducers,
@@ -324,7 +331,8 @@ json_t *kap_config_json (const struct kap_config *cfg)
                            cfg->sync_type == KAP_SYNC_FENCE ? "fence" : "causal",
                            "ndirs", cfg->ndirs,
                            "redundant_val", cfg->redundant,
-                           "instance_num", cfg->instance);
+                           "instance_num", cfg->instance,
+                           "read_rank", cfg->read_rank);
     if (!o)
         errno = ENOMEM;
     return o;

@@ -43,6 +43,7 @@ struct kap_config {
     int ndirs;              /* -d: directories the producers are spread over */
     bool redundant;         /* -e: every producer writes the same value */
     int instance;           /* -n: namespaces keys and fence names */
+    int read_rank;          /* -R: consumers read through this broker (-1: own) */
     bool list_config;       /* -l: print the configuration first */
     bool help;              /* -h */
     bool inject_corruption; /* hidden: overwrite a key before the gets */

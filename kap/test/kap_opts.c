@@ -31,6 +31,7 @@ static void test_defaults (void **state)
     assert_int_equal (cfg.sync_type, KAP_SYNC_FENCE);
     assert_int_equal (cfg.commit_type, KAP_COMMIT_FENCE);
     assert_int_equal (cfg.ndirs, 1);
+    assert_int_equal (cfg.read_rank, -1);
     assert_false (cfg.redundant);
     assert_false (cfg.inject_corruption);
     assert_null (cfg.uri_file);
@@ -48,7 +49,7 @@ static void test_long_options (void **state)
                      "--iter-producer=5", "--keys-per-iter=3", "--iter-commit=2",
                      "--iter-commit-type=s", "--iter-consumer=9",
                      "--sync-type=causal", "--ndirs=4", "--redundant-val",
-                     "--instance-num=7", "--list-config",
+                     "--instance-num=7", "--read-rank=0", "--list-config",
                      "--uri-file=uris", "--json=out.json",
                      "--inject-corruption", NULL };
 
@@ -69,6 +70,7 @@ static void test_long_options (void **state)
     assert_int_equal (cfg.ndirs, 4);
     assert_true (cfg.redundant);
     assert_int_equal (cfg.instance, 7);
+    assert_int_equal (cfg.read_rank, 0);
     assert_true (cfg.list_config);
     assert_true (cfg.inject_corruption);
     assert_string_equal (cfg.uri_file, "uris");
@@ -161,6 +163,7 @@ static void test_errors (void **state)
     expect_error (4, "--sync-type", (char *[]){ "kap", "-s", "x", NULL });
     expect_error (4, "--ndirs", (char *[]){ "kap", "-d", "5", NULL });
     expect_error (4, "--instance-num", (char *[]){ "kap", "-n", "-2", NULL });
+    expect_error (4, "--read-rank", (char *[]){ "kap", "-R", "-3", NULL });
     expect_error (4, "not an integer", (char *[]){ "kap", "-c", "two", NULL });
     expect_error (4, "unknown option '--bogus'", (char *[]){ "kap", "--bogus", NULL });
     expect_error (4, "unknown option '-z'", (char *[]){ "kap", "-z", NULL });
