@@ -77,6 +77,12 @@ test_expect_success 'reading one key of it from a leaf moves a few KiB' '
 test_expect_success 'the listing of the big directory is complete' '
 	test $(canopy kvs ls big | wc -l) = 100000
 '
+test_expect_success 'listing it right after every cache was dropped (regression: broker and KVS module blocked sending to each other)' '
+	canopy kvs dropcache --all &&
+	test $(canopy kvs ls big | wc -l) = 100000 &&
+	canopy kvs dropcache --all &&
+	test $(canopy kvs --rank 3 ls big | wc -l) = 100000
+'
 test_expect_success 'no KVS requests are left pending' '
 	for r in 0 1 2 3; do
 		rpc --rank $r kvs.stats | grep "\"pending-requests\": *0" || return 1

@@ -164,12 +164,20 @@ static void *module_thread (void *arg)
     canopy_t *h = NULL;
     int rc = -1;
     sigset_t all;
+    int nohwm = 0;
 
     /* signals belong to the broker's main thread */
     sigfillset (&all);
     pthread_sigmask (SIG_BLOCK, &all, NULL);
 
+    /* No high-water mark either way: the broker and a module each send
+     * blocking, so a bounded pipe lets them block on each other (a module
+     * sending a burst of requests while the broker forwards it a burst of
+     * responses).  The inproc pipes are in-memory queues.
+     */
     if (!(sock = zmq_socket (ta->zctx, ZMQ_DEALER))
+        || zmq_setsockopt (sock, ZMQ_SNDHWM, &nohwm, sizeof (nohwm)) < 0
+        || zmq_setsockopt (sock, ZMQ_RCVHWM, &nohwm, sizeof (nohwm)) < 0
         || zmq_setsockopt (sock, ZMQ_ROUTING_ID, mod->ep.id, strlen (mod->ep.id)) < 0
         || zmq_connect (sock, MOD_ENDPOINT) < 0
         || !(impl = connector_zmq_create (sock))) {
@@ -550,6 +558,7 @@ struct modhost *modhost_create (struct broker *b, const char *searchpath)
 {
     struct modhost *mh = calloc (1, sizeof (*mh));
     int one = 1;
+    int nohwm = 0;     /* see module_thread */
 
     if (!mh) {
         errno = ENOMEM;
@@ -561,6 +570,8 @@ struct modhost *modhost_create (struct broker *b, const char *searchpath)
         goto error;
     if (!(mh->router = zmq_socket (b->zctx, ZMQ_ROUTER))
         || zmq_setsockopt (mh->router, ZMQ_ROUTER_MANDATORY, &one, sizeof (one)) < 0
+        || zmq_setsockopt (mh->router, ZMQ_SNDHWM, &nohwm, sizeof (nohwm)) < 0
+        || zmq_setsockopt (mh->router, ZMQ_RCVHWM, &nohwm, sizeof (nohwm)) < 0
         || zmq_bind (mh->router, MOD_ENDPOINT) < 0)
         goto error;
     if (!(mh->w = canopy_zmq_watcher_create (b->r, mh->router, CANOPY_POLLIN,

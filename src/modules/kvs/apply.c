@@ -712,11 +712,12 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
      */
     if (json_array_size (names) > 0) {
         canopy_future_t *f = canopy_event_publish_pack (ctx->h, "kvs.setroot", 0,
-                                                        "{s:i s:s s:O s:[]}",
+                                                        "{s:i s:s s:O s:[] s:f}",
                                                         "version", ctx->version,
                                                         "rootref", ctx->rootref,
                                                         "names", names,
-                                                        "errors");
+                                                        "errors",
+                                                        "stamp", monotime ());
         if (!f)
             canopy_log_error (ctx->h, "publish kvs.setroot");
         canopy_future_destroy (f);
@@ -729,6 +730,11 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
     json_decref (errors);
     ctx->stats.applies++;
     ctx->stats.apply_txns += rd->nfences;
+    tstat_push (&ctx->timing.apply, (monotime () - rd->t0) * 1e6);
+    size_t nops = 0;
+    for (int i = 0; i < rd->nfences; i++)
+        nops += json_array_size (rd->fences[i]->ops);
+    tstat_push (&ctx->timing.apply_ops, (double)nops);
     a->round = NULL;
     round_destroy (rd);
     applier_kick (a);

@@ -283,6 +283,7 @@ static void check_ready (struct fence_table *ft, struct fence *f)
     if (ft->ctx->rank != 0 || f->failed || f->ready || f->count < f->nprocs)
         return;
     f->ready = true;
+    tstat_push (&ft->ctx->timing.fence_wait, (monotime () - f->created) * 1e6);
     list_add_tail (&ft->ready, &f->ready_node);
     ft->nready++;
 }
@@ -459,6 +460,8 @@ void fence_relay (struct fence_table *ft, const canopy_msg_t *msg)
     canopy_error_t error;
     size_t i;
 
+    double t0 = monotime ();
+
     ctx->stats.relays_received++;
     if (canopy_msg_get_payload (msg, &data, &len) < 0
         || kvs_wire_decode (data, len, false, &fences, &blobs, &error) < 0) {
@@ -469,6 +472,7 @@ void fence_relay (struct fence_table *ft, const canopy_msg_t *msg)
         merge (ft, c, blobs, NULL, 0);
     json_decref (fences);
     blobtab_destroy (blobs);
+    tstat_push (&ctx->timing.relay_decode, (monotime () - t0) * 1e6);
 }
 
 /* rank > 0: send what was merged this pass upstream, as one message. */
@@ -480,6 +484,7 @@ static void flush (struct fence_table *ft)
     void *val;
     void *buf = NULL;
     size_t len;
+    double t0 = monotime ();
 
     if (!batch || !blobs)
         goto done;
@@ -512,6 +517,8 @@ static void flush (struct fence_table *ft)
         canopy_log_error (ctx->h, "kvs.relay send");
     canopy_future_destroy (fut);
     ctx->stats.relays_sent++;
+    ctx->stats.relay_bytes += len;
+    tstat_push (&ctx->timing.relay_encode, (monotime () - t0) * 1e6);
     /* reset what was sent */
     for (const char *k = hashmap_first (ft->fences, &val); k;
          k = hashmap_next (ft->fences, &val)) {

@@ -168,17 +168,22 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
     int version;
     const char *rootref;
     json_t *names = NULL, *errors = NULL;
+    double stamp = 0;
+    double t0 = monotime ();
 
-    if (canopy_event_unpack (msg, NULL, "{s:i s:s s?o s?o}", "version", &version,
+    if (canopy_event_unpack (msg, NULL, "{s:i s:s s?o s?o s?F}", "version", &version,
                              "rootref", &rootref, "names", &names,
-                             "errors", &errors) < 0
+                             "errors", &errors, "stamp", &stamp) < 0
         || blobref_validate (rootref) < 0) {
         canopy_log (h, LOG_ERR, "malformed kvs.setroot event");
         return;
     }
     ctx->stats.setroots++;
+    if (stamp > 0 && t0 >= stamp)
+        tstat_push (&ctx->timing.setroot_lag, (t0 - stamp) * 1e6);
     kvs_root_update (ctx, version, rootref);
     fence_setroot (ctx->fences, names, errors, ctx->version, ctx->rootref);
+    tstat_push (&ctx->timing.setroot_handle, (monotime () - t0) * 1e6);
 }
 
 /* Requests */
@@ -322,6 +327,18 @@ static void dropcache_cb (canopy_t *h, canopy_msg_handler_t *mh,
     canopy_respond_pack (h, msg, "{s:i}", "dropped", n);
 }
 
+/* {count, mean, min, max, stddev}; a new reference (NULL on ENOMEM makes
+ * the pack in stats_cb fail, which answers with an error).
+ */
+static json_t *tstat_json (const struct tstat *ts)
+{
+    return json_pack ("{s:f s:f s:f s:f s:f}", "count", ts->count,
+                      "mean", tstat_mean (ts),
+                      "min", ts->count > 0 ? ts->min : 0.,
+                      "max", ts->count > 0 ? ts->max : 0.,
+                      "stddev", tstat_stddev (ts));
+}
+
 static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                       const canopy_msg_t *msg, void *arg)
 {
@@ -335,7 +352,8 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                   + (applier_busy (ctx->applier) ? 1 : 0);
     canopy_respond_pack (h, msg,
         "{s:i s:i s:s s:{s:I s:I s:I s:I} s:{s:i s:i s:i} s:i s:i s:i s:i"
-        " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}}",
+        " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
+        " s:{s:o s:o s:o s:o s:o s:o s:o}}",
         "rank", (int)ctx->rank,
         "version", ctx->version,
         "rootref", ctx->rootref,
@@ -355,7 +373,15 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                     "relays-sent", (json_int_t)ctx->stats.relays_sent,
                     "relays-received", (json_int_t)ctx->stats.relays_received,
                     "applies", (json_int_t)ctx->stats.applies,
-                    "applied-txns", (json_int_t)ctx->stats.apply_txns);
+                    "applied-txns", (json_int_t)ctx->stats.apply_txns,
+                    "relay-bytes", (json_int_t)ctx->stats.relay_bytes,
+        "timing", "relay-decode", tstat_json (&ctx->timing.relay_decode),
+                  "relay-encode", tstat_json (&ctx->timing.relay_encode),
+                  "fence-wait", tstat_json (&ctx->timing.fence_wait),
+                  "apply", tstat_json (&ctx->timing.apply),
+                  "apply-ops", tstat_json (&ctx->timing.apply_ops),
+                  "setroot-lag", tstat_json (&ctx->timing.setroot_lag),
+                  "setroot-handle", tstat_json (&ctx->timing.setroot_handle));
 }
 
 static void disconnect_cb (canopy_t *h, canopy_msg_handler_t *mh,
@@ -534,6 +560,13 @@ int mod_main (canopy_t *h, int argc, char **argv)
     list_init (&ctx.version_waiters);
     the_ctx = &ctx;
     randombytes_buf (&ctx.nonce, sizeof (ctx.nonce));
+    tstat_init (&ctx.timing.relay_decode);
+    tstat_init (&ctx.timing.relay_encode);
+    tstat_init (&ctx.timing.fence_wait);
+    tstat_init (&ctx.timing.apply);
+    tstat_init (&ctx.timing.apply_ops);
+    tstat_init (&ctx.timing.setroot_lag);
+    tstat_init (&ctx.timing.setroot_handle);
     if (!(ctx.r = canopy_get_reactor (h))
         || canopy_get_rank (h, &ctx.rank) < 0
         || canopy_get_size (h, &ctx.size) < 0

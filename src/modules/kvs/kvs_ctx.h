@@ -10,6 +10,7 @@
 #include <canopy/canopy.h>
 #include "src/common/libutil/blobref.h"
 #include "src/common/libutil/list.h"
+#include "src/common/libutil/tstat.h"
 #include "objcache.h"
 
 struct fence_table;
@@ -54,7 +55,26 @@ struct kvs_ctx {
         uint64_t relays_received;
         uint64_t applies;
         uint64_t apply_txns;
+        uint64_t relay_bytes;
     } stats;
+    /* Where fence time goes (all in microseconds; see kvs.stats "timing"):
+     * relay_decode/relay_encode per kvs.relay message at ranks > 0,
+     * fence_wait (rank 0) from a fence's first contribution to its last,
+     * apply (rank 0) from a round's start to its setroot publication,
+     * apply_ops (rank 0) operations per round, setroot_lag from rank 0's
+     * publication to this broker's handling of the event (one machine:
+     * CLOCK_MONOTONIC is shared by all brokers), setroot_handle the time to
+     * handle it here (answering waiters, watches).
+     */
+    struct {
+        struct tstat relay_decode;
+        struct tstat relay_encode;
+        struct tstat fence_wait;
+        struct tstat apply;
+        struct tstat apply_ops;
+        struct tstat setroot_lag;
+        struct tstat setroot_handle;
+    } timing;
 };
 
 /* kvs.c: fault an object in from the content service (cb runs when it is
