@@ -78,6 +78,13 @@ function slope(c,   r, n, sx, sy, sxx, sxy) {
     return (n * sxy - sx * sy) / (n * sxx - sx * sx)
 }
 function sizelabel(v) { return (v >= 1024) ? (v / 1024) " KiB" : v " B" }
+function human(b) { return (b >= 1024) ? sprintf("%.0f KiB", b / 1024) : sprintf("%d B", b) }
+function toofew() {
+    if (nrows >= 3) return 0
+    print "**Too few rank counts (" nrows ") to judge a shape.**"
+    print ""
+    return 1
+}
 '
 
 procs=$(meta procs)
@@ -119,6 +126,7 @@ BEGIN {
     ns = split(sizes, sz, " ")
     for (c = 1; c <= ncols; c++) title[c] = sizelabel(sz[c])
     table(title, 1000, "µs")
+    if (toofew()) exit
     flat = 1; worst = 0; desc = ""
     for (c = 1; c <= ncols; c++) {
         g = growth(c)
@@ -160,6 +168,7 @@ BEGIN {
     n = split(rsizes, sz, " ")
     for (c = 1; c <= n; c++) { title[c] = "unique " sizelabel(sz[c]); title[n + c] = "redundant " sizelabel(sz[c]) }
     table(title, 1, "ms")
+    if (toofew()) exit
     lin = 1
     for (c = 1; c <= n; c++) {
         g = growth(c); q = r2(c); s = slope(c)
@@ -185,7 +194,7 @@ BEGIN {
     if (lower)
         print "**Redundant values: lower than unique values, as in the paper** (rule: at most 0.8× of unique at the largest rank count).  Identical values are stored once (content addressed) and the merged transaction carries one copy."
     else
-        printf "**Redundant values: not much lower than unique ones** (rule: at most 0.8× of unique at the largest rank count), unlike the paper.  At this scale at most %d ranks × %s = %.0f KiB of values travel up the tree, so the fence time is made of per-rank costs (requests, merging, waking every rank), not of value bytes that deduplication could save; the paper’s gap appeared with thousands of ranks.\n", P[nrows], sizelabel(sz[n]), P[nrows] * sz[n] / 1024
+        printf "**Redundant values: not much lower than unique ones** (rule: at most 0.8× of unique at the largest rank count), unlike the paper.  At this scale at most %d ranks × %s = %s of values travel up the tree, so the fence time is made of per-rank costs (requests, merging, waking every rank), not of value bytes that deduplication could save; the paper’s gap appeared with thousands of ranks.\n", P[nrows], sizelabel(sz[n]), human(P[nrows] * sz[n])
     print ""
 }' "$dir/fig2.dat"
 
@@ -206,6 +215,7 @@ BEGIN {
     n = split(gets, g, " ")
     for (c = 1; c <= n; c++) { title[c] = g[c] " get(s), one dir"; title[n + c] = g[c] " get(s), dirs of " dk }
     table(title, 1, "ms")
+    if (toofew()) exit
     grow = 1; better = 0; worse = 0
     for (c = 1; c <= n; c++) {
         gr = growth(c)
