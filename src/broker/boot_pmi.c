@@ -182,7 +182,7 @@ static int connect_parent (struct boot_pmi *bp, struct broker *b,
     if (pmi_client_get (bp->pmi, key, uri, sizeof (uri)) < 0)
         return errprintf (error, "PMI get %s (the endpoint of rank %d): %s", key,
                           parent, strerror (errno));
-    if (overlay_connect (b->overlay, uri) < 0)
+    if (overlay_connect (b->overlay, uri, NULL) < 0)
         return errprintf (error, "cannot connect to %s: %s", uri, strerror (errno));
     (void)attr_set (b->attrs, "tbon.parent-endpoint", uri, ATTR_IMMUTABLE, true);
     return 0;

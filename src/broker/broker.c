@@ -3,7 +3,10 @@
  * Design notes:
  * - Boot: with --rank/--size/--rundir (as 'canopy start' runs it) the tree
  *   is wired over ipc:// sockets in the run directory; with no rank, a
- *   single broker runs in a temporary run directory.
+ *   single broker runs in a temporary run directory; with --config FILE
+ *   the broker is one of a permanent cluster instance (boot_config.c:
+ *   TCP links with CURVE, the local socket RUNDIR/local).  main() only
+ *   picks the method; each lives in its own function or file.
  * - Lifecycle: JOIN (links coming up) -> RUN (rank 0: subtree full, the
  *   initial program starts) -> SHUTDOWN -> EXIT.
  * - Shutdown, children first: rank 0 publishes "broker.shutdown"; every
@@ -41,19 +44,24 @@
 #include "runat.h"
 #include "topology.h"
 #include "boot_pmi.h"
+#include "boot_config.h"
 
 
 #define SHUTDOWN_CHILD_TIMEOUT 20.0
-#define DEFAULT_MODULES "content,kvs,resource,exec"
+#define DEFAULT_MODULES "content,content-sqlite,kvs,resource,exec"
 
 int builtins_init (struct broker *b);
 
 static const char *usage_text =
 "Usage: canopy-broker [OPTIONS] [-- COMMAND [ARGS...]]\n"
+"       canopy-broker --config=FILE [--rank=N] [OPTIONS]\n"
 "\n"
 "Run one broker of a canopy instance.  Normally started by 'canopy start'\n"
 "or by a launcher; rank 0 runs COMMAND once every broker has joined.\n"
+"With --config, run one broker of a permanent cluster instance described\n"
+"by FILE (see canopy-broker(8)); its rank comes from this host's name.\n"
 "\n"
+"  -c, --config=FILE      boot from a configuration file\n"
 "  -r, --rank=N           this broker's rank\n"
 "  -s, --size=N           number of brokers in the instance\n"
 "  -k, --k-ary=K          tree fan-out (default 2)\n"
@@ -240,6 +248,8 @@ static int init_attrs (struct broker *b)
     char buf[PATH_MAX];
     char host[256] = "";
     attr_table_t *a = b->attrs;
+    const char *method = attr_get (a, "broker.boot-method", NULL);
+    bool local_boot = !method || !strcmp (method, "local");
 
     gethostname (host, sizeof (host) - 1);
     if (attr_set_uint (a, "rank", b->rank, ATTR_IMMUTABLE) < 0
@@ -253,10 +263,15 @@ static int init_attrs (struct broker *b)
         || attr_set (a, "hostname", host, ATTR_IMMUTABLE, true) < 0
         || attr_set (a, "rundir", b->rundir, ATTR_IMMUTABLE, true) < 0)
         return -1;
-    snprintf (buf, sizeof (buf), "local://%s/local-%u", b->rundir, b->rank);
+    if (!method && attr_set (a, "broker.boot-method", "local", ATTR_IMMUTABLE, true) < 0)
+        return -1;
+    if (local_boot || !attr_get (a, "local-uri", NULL))
+        snprintf (buf, sizeof (buf), "local://%s/local-%u", b->rundir, b->rank);
+    else
+        snprintf (buf, sizeof (buf), "%s", attr_get (a, "local-uri", NULL));
     if (attr_set (a, "local-uri", buf, ATTR_IMMUTABLE, true) < 0)
         return -1;
-    if (b->rank > 0) {
+    if (b->rank > 0 && local_boot) {
         snprintf (buf, sizeof (buf), "local://%s/local-%d", b->rundir,
                   topology_parent (b->rank, b->k));
         if (attr_set (a, "parent-uri", buf, ATTR_IMMUTABLE, true) < 0)
@@ -269,7 +284,97 @@ static int init_attrs (struct broker *b)
         && attr_set (a, "log-stderr-level", "3", 0, true) < 0)
         return -1;
     logbuf_set_stderr_level (b->log, atoi (attr_get (a, "log-stderr-level", NULL)));
+    if (!attr_get (a, "log-output", NULL)
+        && attr_set (a, "log-output", "stderr", 0, true) < 0)
+        return -1;
+    if (logbuf_set_output (b->log, attr_get (a, "log-output", NULL)) < 0) {
+        log_err ("log-output '%s' (expected stderr, syslog or an absolute path)",
+                 attr_get (a, "log-output", NULL));
+        return -1;
+    }
+    if (attr_set (a, "log-output", attr_get (a, "log-output", NULL), ATTR_IMMUTABLE,
+                  true) < 0)
+        return -1;
     return 0;
+}
+
+/* Boot methods.  Each sets rank, size, k and the run directory before the
+ * broker is initialised (the *_load step), and wires the overlay after it.
+ */
+
+/* 'canopy start': ipc:// sockets in the shared run directory. */
+static void boot_local_wire (struct broker *b)
+{
+    char path[PATH_MAX];
+
+    if (topology_child_count (b->rank, b->size, b->k) > 0) {
+        snprintf (path, sizeof (path), "ipc://%s/tbon-%u", b->rundir, b->rank);
+        if (overlay_bind (b->overlay, path) < 0)
+            log_err_exit ("bind %s", path);
+        (void)attr_set (b->attrs, "tbon.endpoint", path, ATTR_IMMUTABLE, true);
+    }
+    if (b->rank > 0) {
+        snprintf (path, sizeof (path), "ipc://%s/tbon-%d", b->rundir,
+                  topology_parent (b->rank, b->k));
+        if (overlay_connect (b->overlay, path, NULL) < 0)
+            log_err_exit ("connect %s", path);
+        (void)attr_set (b->attrs, "tbon.parent-endpoint", path, ATTR_IMMUTABLE, true);
+    }
+}
+
+/* --config FILE: a permanent cluster instance. */
+static struct boot_config *boot_config_start (struct broker *b, const char *path,
+                                              bool have_rank)
+{
+    char host[256] = "";
+    char err[512];
+    struct boot_config *bc;
+
+    (void)gethostname (host, sizeof (host) - 1);
+    if (!(bc = boot_config_load (path, host, have_rank ? (int64_t)b->rank : -1,
+                                 err, sizeof (err))))
+        log_msg_exit ("%s", err);
+    b->rank = bc->rank;
+    b->size = bc->size;
+    b->k = bc->k;
+    if (!b->rundir)
+        b->rundir = strdup (bc->rundir);
+    return bc;
+}
+
+static void boot_config_attrs (struct broker *b, struct boot_config *bc)
+{
+    const char *name;
+    json_t *v;
+    char uri[PATH_MAX];
+
+    json_object_foreach (bc->attrs, name, v) {
+        if (attr_set (b->attrs, name, json_string_value (v), 0, true) < 0)
+            log_err_exit ("%s: attribute %s", bc->path, name);
+    }
+    snprintf (uri, sizeof (uri), "local://%s/local", b->rundir);
+    if (attr_set (b->attrs, "broker.boot-method", "config", ATTR_IMMUTABLE, true) < 0
+        || attr_set (b->attrs, "config-file", bc->path, ATTR_IMMUTABLE, true) < 0
+        || attr_set (b->attrs, "local-uri", uri, 0, true) < 0)
+        log_err_exit ("attributes");
+}
+
+static void boot_config_finish (struct broker *b, struct boot_config *bc)
+{
+    char err[512];
+
+    if (boot_config_wire (bc, b->overlay, err, sizeof (err)) < 0)
+        log_msg_exit ("%s", err);
+    /* the local socket lives here (created last: a broker that refuses to
+     * start leaves nothing behind)
+     */
+    if (mkdir (b->rundir, 0755) < 0 && errno != EEXIST)
+        log_err_exit ("cannot create the run directory %s", b->rundir);
+    if (bc->bind_uri)
+        (void)attr_set (b->attrs, "tbon.endpoint", bc->bind_uri, ATTR_IMMUTABLE, true);
+    if (bc->parent_uri)
+        (void)attr_set (b->attrs, "tbon.parent-endpoint", bc->parent_uri,
+                        ATTR_IMMUTABLE, true);
 }
 
 static int load_modules (struct broker *b, const char *list)
@@ -314,6 +419,7 @@ int main (int argc, char *argv[])
     struct broker broker;
     struct broker *b = &broker;
     static const struct option longopts[] = {
+        { "config", required_argument, NULL, 'c' },
         { "rank", required_argument, NULL, 'r' },
         { "size", required_argument, NULL, 's' },
         { "k-ary", required_argument, NULL, 'k' },
@@ -325,7 +431,7 @@ int main (int argc, char *argv[])
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    bool have_rank = false, have_size = false;
+    bool have_rank = false, have_size = false, have_k = false;
     bool temp_rundir = false;
     const char *modules = NULL;
     const char *modpath_opt = NULL;
@@ -333,6 +439,8 @@ int main (int argc, char *argv[])
     char **setattrs = NULL;
     int nsetattrs = 0;
     bool verbose = false;
+    const char *config = NULL;
+    struct boot_config *bc = NULL;
     int c;
     char path[PATH_MAX];
     struct boot_pmi *pmi = NULL;
@@ -345,8 +453,11 @@ int main (int argc, char *argv[])
     b->sigfd = -1;
     b->owner = getuid ();
     setattrs = calloc (argc + 1, sizeof (char *));
-    while ((c = getopt_long (argc, argv, "+r:s:k:d:S:m:M:vh", longopts, NULL)) != -1) {
+    while ((c = getopt_long (argc, argv, "+c:r:s:k:d:S:m:M:vh", longopts, NULL)) != -1) {
         switch (c) {
+            case 'c':
+                config = optarg;
+                break;
             case 'r':
                 if (parse_uint (optarg, &b->rank) < 0)
                     log_msg_exit ("invalid --rank '%s'", optarg);
@@ -360,6 +471,7 @@ int main (int argc, char *argv[])
             case 'k':
                 if (parse_uint (optarg, &b->k) < 0 || b->k == 0)
                     log_msg_exit ("invalid --k-ary '%s' (must be >= 1)", optarg);
+                have_k = true;
                 break;
             case 'd':
                 b->rundir = strdup (optarg);
@@ -384,6 +496,14 @@ int main (int argc, char *argv[])
     }
     if (optind < argc)
         b->initial_argv = &argv[optind];
+    if (config) {
+        if (have_size)
+            log_msg_exit ("--size comes from the configuration file (its hosts)");
+        if (have_k)
+            log_msg_exit ("--k-ary comes from the configuration file (tbon.k)");
+        bc = boot_config_start (b, config, have_rank);
+        have_rank = have_size = true;
+    }
     if (have_rank != have_size)
         log_msg_exit ("--rank and --size go together");
     if (b->rank >= b->size)
@@ -412,6 +532,8 @@ int main (int argc, char *argv[])
     if (!(b->r = canopy_reactor_create ()) || !(b->attrs = attr_create ())
         || !(b->log = logbuf_create (1024, b->rank)))
         log_err_exit ("initialization");
+    if (bc)
+        boot_config_attrs (b, bc);
     for (int i = 0; i < nsetattrs; i++) {
         if (setattr_arg (b, setattrs[i]) < 0)
             log_msg_exit ("invalid --setattr '%s' (expected NAME=VALUE)", setattrs[i]);
@@ -427,22 +549,16 @@ int main (int argc, char *argv[])
         log_err_exit ("signals");
     if (!(b->overlay = overlay_create (b)))
         log_err_exit ("overlay");
-    if (pmi && boot_pmi_wire (pmi, b, &error) < 0)
-        log_msg_exit ("rank %u: PMI bootstrap: %s", b->rank, error.text);
-    if (!pmi && topology_child_count (b->rank, b->size, b->k) > 0) {
-        snprintf (path, sizeof (path), "ipc://%s/tbon-%u", b->rundir, b->rank);
-        if (overlay_bind (b->overlay, path) < 0)
-            log_err_exit ("bind %s", path);
-        (void)attr_set (b->attrs, "tbon.endpoint", path, ATTR_IMMUTABLE, true);
+    if (pmi) {
+        if (boot_pmi_wire (pmi, b, &error) < 0)
+            log_msg_exit ("rank %u: PMI bootstrap: %s", b->rank, error.text);
     }
-    if (!pmi && b->rank > 0) {
-        snprintf (path, sizeof (path), "ipc://%s/tbon-%d", b->rundir,
-                  topology_parent (b->rank, b->k));
-        if (overlay_connect (b->overlay, path) < 0)
-            log_err_exit ("connect %s", path);
-        (void)attr_set (b->attrs, "tbon.parent-endpoint", path, ATTR_IMMUTABLE, true);
-    }
-    snprintf (path, sizeof (path), "%s/local-%u", b->rundir, b->rank);
+    else if (bc)
+        boot_config_finish (b, bc);
+    else
+        boot_local_wire (b);
+    snprintf (path, sizeof (path), "%s", attr_get (b->attrs, "local-uri", NULL)
+                                         + strlen ("local://"));
     if (!(b->connector = connector_create (b, path)))
         log_err_exit ("cannot listen on %s", path);
     if (!(modpath = module_path (modpath_opt)))
@@ -483,5 +599,6 @@ int main (int argc, char *argv[])
     rmdir_if_temp (b->rundir, temp_rundir);
     free (b->rundir);
     free (modpath);
+    boot_config_destroy (bc);
     return b->exit_code;
 }

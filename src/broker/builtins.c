@@ -52,6 +52,11 @@ static void attr_set_cb (struct broker *b, const canopy_msg_t *msg)
         broker_respond_error (b, msg, EPROTO, "malformed attr.set request");
         return;
     }
+    char err[256];
+    if (overlay_attr_check (b->overlay, name, value, err, sizeof (err)) < 0) {
+        broker_respond_error (b, msg, errno, "%s", err);
+        return;
+    }
     if (attr_set (b->attrs, name, value, 0, false) < 0) {
         broker_respond_error (b, msg, errno, errno == EPERM
                               ? "attribute '%s' cannot be changed"
@@ -129,6 +134,9 @@ static void shutdown_cb (struct broker *b, const canopy_msg_t *msg)
         return;
     }
     broker_respond (b, msg, NULL);
+    /* a failure reported while already shutting down is not lost */
+    if (b->state >= STATE_SHUTDOWN && code != 0 && b->exit_code == 0)
+        b->exit_code = code;
     broker_shutdown_begin (b, code, "requested by canopy shutdown");
 }
 

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <errno.h>
 #include <syslog.h>
+#include <time.h>
 #include "src/common/libutil/monotime.h"
 #include "logbuf.h"
 
@@ -16,6 +17,12 @@ struct record {
     char *text;
 };
 
+enum output {
+    OUT_STDERR,
+    OUT_SYSLOG,
+    OUT_FILE,
+};
+
 struct logbuf {
     struct record *ring;
     int capacity;
@@ -23,7 +30,9 @@ struct logbuf {
     int head;           /* index of the oldest record */
     uint64_t seq;
     uint32_t rank;
-    int stderr_level;
+    int stderr_level;   /* level for the output, whichever it is */
+    enum output out;
+    FILE *file;
 };
 
 logbuf_t *logbuf_create (int capacity, uint32_t rank)
@@ -61,6 +70,10 @@ void logbuf_destroy (logbuf_t *lb)
     if (lb) {
         int saved_errno = errno;
         logbuf_clear (lb);
+        if (lb->file)
+            fclose (lb->file);
+        if (lb->out == OUT_SYSLOG)
+            closelog ();
         free (lb->ring);
         free (lb);
         errno = saved_errno;
@@ -72,11 +85,71 @@ void logbuf_set_stderr_level (logbuf_t *lb, int level)
     lb->stderr_level = level;
 }
 
+int logbuf_set_output (logbuf_t *lb, const char *spec)
+{
+    FILE *f = NULL;
+    enum output out;
+
+    if (!lb || !spec) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!strcmp (spec, "stderr"))
+        out = OUT_STDERR;
+    else if (!strcmp (spec, "syslog"))
+        out = OUT_SYSLOG;
+    else if (spec[0] == '/') {
+        if (!(f = fopen (spec, "ae")))
+            return -1;
+        setvbuf (f, NULL, _IOLBF, 0);
+        out = OUT_FILE;
+    }
+    else {
+        errno = EINVAL;
+        return -1;
+    }
+    if (lb->file)
+        fclose (lb->file);
+    if (lb->out == OUT_SYSLOG && out != OUT_SYSLOG)
+        closelog ();
+    if (out == OUT_SYSLOG && lb->out != OUT_SYSLOG)
+        openlog ("canopy-broker", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+    lb->file = f;
+    lb->out = out;
+    return 0;
+}
+
 static const char *levelstr (int level)
 {
     static const char *names[] = { "emerg", "alert", "crit", "err",
                                    "warning", "notice", "info", "debug" };
     return level >= 0 && level <= 7 ? names[level] : "?";
+}
+
+static void output (logbuf_t *lb, const struct record *r)
+{
+    switch (lb->out) {
+        case OUT_STDERR:
+            fprintf (stderr, "canopy-broker[%u]: %s.%s: %s\n",
+                     lb->rank, r->name, levelstr (r->level), r->text);
+            break;
+        case OUT_SYSLOG:
+            syslog (r->level < LOG_EMERG || r->level > LOG_DEBUG ? LOG_INFO : r->level,
+                    "rank %u: %s.%s: %s", lb->rank, r->name, levelstr (r->level), r->text);
+            break;
+        case OUT_FILE: {
+            char stamp[64];
+            struct tm tm;
+            time_t sec = (time_t)r->time;
+            if (!gmtime_r (&sec, &tm)
+                || strftime (stamp, sizeof (stamp), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+                snprintf (stamp, sizeof (stamp), "%.6f", r->time);
+            fprintf (lb->file, "%s.%06dZ canopy-broker[%u]: %s.%s: %s\n", stamp,
+                     (int)((r->time - (double)sec) * 1e6), lb->rank, r->name,
+                     levelstr (r->level), r->text);
+            break;
+        }
+    }
 }
 
 void logbuf_append (logbuf_t *lb, int level, const char *name, double time,
@@ -101,8 +174,7 @@ void logbuf_append (logbuf_t *lb, int level, const char *name, double time,
     r->text = cpy;
     lb->count++;
     if (level <= lb->stderr_level)
-        fprintf (stderr, "canopy-broker[%u]: %s.%s: %s\n",
-                 lb->rank, r->name, levelstr (level), cpy);
+        output (lb, r);
 }
 
 void logbuf_printf (logbuf_t *lb, int level, const char *name, const char *fmt, ...)

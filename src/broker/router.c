@@ -340,6 +340,37 @@ static void deliver_internal (struct broker *b, const canopy_msg_t *msg)
     e->fn (b, msg);
 }
 
+/* Answer a request the overlay could not send on ('where' names the hop). */
+static void respond_send_error (struct broker *b, const canopy_msg_t *msg, int errnum,
+                                const char *fmt, ...)
+    __attribute__ ((format (printf, 4, 5)));
+static void respond_send_error (struct broker *b, const canopy_msg_t *msg, int errnum,
+                                const char *fmt, ...)
+{
+    char where[64];
+    va_list ap;
+
+    va_start (ap, fmt);
+    vsnprintf (where, sizeof (where), fmt, ap);
+    va_end (ap);
+    switch (errnum) {
+        case EMSGSIZE:
+            broker_respond_error (b, msg, errnum, "message too large for the overlay "
+                                  "(tbon.maxmsgsize) toward %s", where);
+            break;
+        case EAGAIN:
+            broker_respond_error (b, msg, errnum, "the queue toward %s is full "
+                                  "(tbon.sndhwm)", where);
+            break;
+        case ENOMEM:
+            broker_respond_error (b, msg, errnum, "out of memory");
+            break;
+        default:
+            broker_respond_error (b, msg, EHOSTUNREACH, "%s is unreachable", where);
+            break;
+    }
+}
+
 static void forward_up (struct broker *b, canopy_msg_t *msg)
 {
     if (b->rank == 0) {
@@ -348,8 +379,7 @@ static void forward_up (struct broker *b, canopy_msg_t *msg)
         return;
     }
     if (overlay_send_parent (b->overlay, msg) < 0)
-        broker_respond_error (b, msg, EHOSTUNREACH, "parent of rank %u unreachable",
-                              b->rank);
+        respond_send_error (b, msg, errno, "the parent of rank %u", b->rank);
 }
 
 static void deliver_local (struct broker *b, canopy_msg_t *msg, struct endpoint *from,
@@ -428,9 +458,12 @@ void router_request (struct broker *b, canopy_msg_t *msg, struct endpoint *from)
         if (canopy_msg_route_enable (msg) < 0
             || canopy_msg_route_push (msg, b->rankstr) < 0
             || overlay_send_child (b->overlay, child, msg) < 0) {
+            int e = errno;
             (void)canopy_msg_route_pop (msg, NULL);
-            broker_respond_error (b, msg, EHOSTUNREACH,
-                                  "rank %u unreachable (via rank %d)", nodeid, child);
+            if (nodeid == (uint32_t)child)
+                respond_send_error (b, msg, e, "rank %u", nodeid);
+            else
+                respond_send_error (b, msg, e, "rank %u (via rank %d)", nodeid, child);
         }
         return;
     }

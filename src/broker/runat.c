@@ -1,4 +1,8 @@
-/* runat.c - initial program (runat.h). */
+/* runat.c - initial program (runat.h).
+ *
+ * The program gets SIGHUP if the broker dies (PR_SET_PDEATHSIG), so a
+ * dead rank 0 never leaves it running on its own.
+ */
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
@@ -7,6 +11,7 @@
 #include <signal.h>
 #include <syslog.h>
 #include <sys/wait.h>
+#include <sys/prctl.h>
 #include "broker.h"
 #include "src/common/libcanopy/procwatch.h"
 #include "runat.h"
@@ -68,6 +73,8 @@ int runat_start (struct runat *ra, const char *uri)
         sigprocmask (SIG_SETMASK, &none, NULL);
         signal (SIGINT, SIG_DFL);
         signal (SIGPIPE, SIG_DFL);
+        /* if rank 0 dies, its program hears a hangup, as from a terminal */
+        (void)prctl (PR_SET_PDEATHSIG, SIGHUP);
         setenv ("CANOPY_URI", uri, 1);
         execvp (ra->argv[0], ra->argv);
         fprintf (stderr, "canopy: %s: %s\n", ra->argv[0], strerror (errno));

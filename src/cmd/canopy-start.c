@@ -5,8 +5,21 @@
  * waits.  Rank 0 runs the command once every broker has joined, shuts the
  * instance down when it exits, and exits with its status; that status is
  * ours.  If any other broker dies first, the instance is reported and torn
- * down and we exit non-zero rather than hang.  Brokers die with us
- * (PR_SET_PDEATHSIG, armed by CANOPY_START_PID).
+ * down and we exit non-zero rather than hang; with --exit-mode=leader
+ * only rank 0 ends the instance, so fault tests can kill brokers.  When
+ * rank 0 exits, brokers still running get SIGTERM, then SIGKILL after
+ * 5 s.  Brokers die with us (PR_SET_PDEATHSIG, armed by CANOPY_START_PID).
+ *
+ * Restarting a broker (for fault tests): we keep every broker's argv.  For
+ * each rank R > 0, RUNDIR/restart-R is a small script that appends R to
+ * RUNDIR/restart-requests and sends us SIGUSR1; we then run broker R again
+ * with the same arguments (same rank, same sockets), as our child, once
+ * its previous process has exited.  Requests for rank 0 are ignored: its
+ * death ends the instance.
+ *
+ * --statedir gives rank 0 a persistent content store (the "statedir"
+ * attribute, set on rank 0 only): a later start with the same directory
+ * resumes the KVS from its newest checkpoint.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,16 +50,98 @@ static const char *usage_text =
 "  -S, --setattr=NAME=VAL  set a broker attribute on every broker\n"
 "  -o, --broker-opts=OPT   pass an option to every broker\n"
 "      --rundir=DIR        use DIR for sockets (default: a new temporary one)\n"
+"      --statedir=DIR      keep rank 0's content store and KVS checkpoints in DIR\n"
+"                          (created if missing; default: a throwaway store)\n"
 "      --exit-mode=MODE    'any' (default): any broker dying ends the instance;\n"
-"                          'leader': only rank 0 does (for fault tests)\n"
+"                          'leader': only rank 0 does (for fault tests: the\n"
+"                          script RUNDIR/restart-R runs rank R again)\n"
 "  -v, --verbose           report start-up and brokers' informational logs\n"
 "  -h, --help              show this help\n";
 
 static volatile sig_atomic_t got_signal;
+static volatile sig_atomic_t got_restart;
 
 static void sig_handler (int sig)
 {
-    got_signal = sig;
+    if (sig == SIGUSR1)
+        got_restart = 1;
+    else
+        got_signal = sig;
+}
+
+struct brokers {
+    const char *path;       /* canopy-broker */
+    long size;
+    char ***argv;           /* per rank */
+    pid_t *pids;            /* 0 = not running */
+    bool *restart;          /* run again when it exits */
+    long alive;
+    bool verbose;
+};
+
+static pid_t spawn (struct brokers *bk, long r)
+{
+    pid_t pid = fork ();
+    if (pid < 0)
+        log_err_exit ("fork");
+    if (pid == 0) {
+        if (r > 0) {
+            /* only rank 0 (and its command) reads the terminal */
+            int fd = open ("/dev/null", 0);
+            if (fd >= 0) {
+                dup2 (fd, 0);
+                close (fd);
+            }
+        }
+        execv (bk->path, bk->argv[r]);
+        fprintf (stderr, "canopy-start: exec %s: %s\n", bk->path, strerror (errno));
+        _exit (127);
+    }
+    bk->pids[r] = pid;
+    bk->alive++;
+    return pid;
+}
+
+/* RUNDIR/restart-R: ask us (by signal) to run broker R again. */
+static void write_restart_script (const char *dir, long rank)
+{
+    char *path = xasprintf ("%s/restart-%ld", dir, rank);
+    FILE *f = fopen (path, "w");
+    if (!f)
+        log_err_exit ("cannot create %s", path);
+    fprintf (f, "#!/bin/sh\n"
+             "# Ask 'canopy start' to run broker rank %ld again with its arguments.\n"
+             "echo %ld >>'%s/restart-requests' && exec kill -USR1 %d\n",
+             rank, rank, dir, (int)getpid ());
+    if (fclose (f) != 0 || chmod (path, 0700) < 0)
+        log_err_exit ("cannot write %s", path);
+    free (path);
+}
+
+static void take_restart_requests (struct brokers *bk, const char *dir)
+{
+    char *path = xasprintf ("%s/restart-requests", dir);
+    char *tmp = xasprintf ("%s/restart-requests.taken", dir);
+    FILE *f;
+    long r;
+
+    if (rename (path, tmp) == 0 && (f = fopen (tmp, "r"))) {
+        while (fscanf (f, "%ld", &r) == 1) {
+            if (r <= 0 || r >= bk->size)
+                continue;
+            if (bk->pids[r] > 0)
+                bk->restart[r] = true;  /* when the old one is gone */
+            else {
+                pid_t pid = spawn (bk, r);
+                if (bk->verbose)
+                    log_msg ("restarted broker rank %ld (pid %d)", r, (int)pid);
+            }
+        }
+        fclose (f);
+        (void)unlink (tmp);
+    }
+    free (path);
+    free (tmp);
 }
 
 static void cleanup_rundir (const char *dir)
@@ -81,6 +176,7 @@ int main (int argc, char *argv[])
         { "broker-opts", required_argument, NULL, 'o' },
         { "rundir", required_argument, NULL, 'd' },
         { "exit-mode", required_argument, NULL, 'x' },
+        { "statedir", required_argument, NULL, 'D' },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -89,10 +185,12 @@ int main (int argc, char *argv[])
     char **bopts = xzmalloc (sizeof (char *) * (2 * argc + 1));
     int nbopts = 0;
     char *rundir = NULL;
+    char *statedir = NULL;
     bool temp_rundir = false;
     bool exit_any = true;
     bool verbose = false;
     const char *broker;
+    struct brokers bk = { 0 };
     pid_t *pids;
     int c;
     char buf[PATH_MAX];
@@ -116,6 +214,10 @@ int main (int argc, char *argv[])
                 break;
             case 'd':
                 rundir = xstrdup (optarg);
+                break;
+            case 'D':
+                free (statedir);
+                statedir = xstrdup (optarg);
                 break;
             case 'x':
                 if (!strcmp (optarg, "any"))
@@ -150,6 +252,15 @@ int main (int argc, char *argv[])
         log_err_exit ("mkdir %s", rundir);
     if (strlen (rundir) > 80)
         log_msg_exit ("run directory path too long for UNIX sockets: %s", rundir);
+    if (statedir) {
+        char *abs;
+        if (mkdir (statedir, 0700) < 0 && errno != EEXIST)
+            log_err_exit ("cannot create the state directory %s", statedir);
+        if (!(abs = realpath (statedir, NULL)))
+            log_err_exit ("state directory %s", statedir);
+        free (statedir);
+        statedir = abs;
+    }
 
     /* the initial program */
     char **cmd;
@@ -171,11 +282,18 @@ int main (int argc, char *argv[])
     sigaction (SIGTERM, &sa, NULL);
     sigaction (SIGHUP, &sa, NULL);
     sigaction (SIGINT, &sa, NULL);
+    sigaction (SIGUSR1, &sa, NULL);
 
-    pids = xzmalloc (sizeof (pid_t) * size);
+    bk.path = broker;
+    bk.size = size;
+    bk.verbose = verbose;
+    bk.argv = xzmalloc (sizeof (char **) * size);
+    bk.pids = pids = xzmalloc (sizeof (pid_t) * size);
+    bk.restart = xzmalloc (sizeof (bool) * size);
+    char *stateopt = statedir ? xasprintf ("--setattr=statedir=%s", statedir) : NULL;
     for (long r = 0; r < size; r++) {
         int n = 0;
-        char **av = xzmalloc (sizeof (char *) * (nbopts + ncmd + 8));
+        char **av = xzmalloc (sizeof (char *) * (nbopts + ncmd + 9));
         av[n++] = (char *)broker;
         av[n++] = xasprintf ("--rank=%ld", r);
         av[n++] = xasprintf ("--size=%ld", size);
@@ -183,58 +301,50 @@ int main (int argc, char *argv[])
         av[n++] = xasprintf ("--rundir=%s", rundir);
         for (int i = 0; i < nbopts; i++)
             av[n++] = bopts[i];
+        if (r == 0 && stateopt)
+            av[n++] = stateopt;
         if (r == 0) {
             av[n++] = "--";
             for (int i = 0; i < ncmd; i++)
                 av[n++] = cmd[i];
         }
         av[n] = NULL;
-        pid_t pid = fork ();
-        if (pid < 0)
-            log_err_exit ("fork");
-        if (pid == 0) {
-            if (r > 0) {
-                /* only rank 0 (and its command) reads the terminal */
-                int fd = open ("/dev/null", 0);
-                if (fd >= 0) {
-                    dup2 (fd, 0);
-                    close (fd);
-                }
-            }
-            execv (broker, av);
-            fprintf (stderr, "canopy-start: exec %s: %s\n", broker, strerror (errno));
-            _exit (127);
-        }
-        pids[r] = pid;
-        for (int i = 1; i < 5; i++)
-            free (av[i]);
-        free (av);
+        bk.argv[r] = av;
+        if (r > 0)
+            write_restart_script (rundir, r);
+        (void)spawn (&bk, r);
     }
     if (verbose)
         log_msg ("started %ld brokers in %.1f ms", size, monotime_since_ms (&t0));
 
     /* wait */
-    long alive = size;
     int rc = 0;
     bool leader_done = false;
     bool failed = false;
     double deadline = 0;
-    while (alive > 0) {
+    while (bk.alive > 0) {
         int status;
-        pid_t pid = waitpid (-1, &status, leader_done || failed ? WNOHANG : 0);
-        if (pid < 0) {
-            if (errno == EINTR) {
-                if (got_signal == SIGTERM || got_signal == SIGHUP) {
-                    if (pids[0] > 0)
-                        kill (pids[0], got_signal);
-                }
-                got_signal = 0;     /* SIGINT: the shell gets it from the tty */
-                continue;
+        if (got_restart) {
+            got_restart = 0;
+            if (!leader_done && !failed)
+                take_restart_requests (&bk, rundir);
+        }
+        if (got_signal) {
+            if (got_signal == SIGTERM || got_signal == SIGHUP) {
+                if (pids[0] > 0)
+                    kill (pids[0], got_signal);
             }
+            got_signal = 0;     /* SIGINT: the shell gets it from the tty */
+        }
+        /* poll, so that signals are never missed between check and wait */
+        pid_t pid = waitpid (-1, &status, WNOHANG);
+        if (pid < 0) {
+            if (errno == EINTR)
+                continue;
             break;
         }
         if (pid == 0) {
-            if (monotime () > deadline) {
+            if ((leader_done || failed) && monotime () > deadline) {
                 for (long r = 0; r < size; r++) {
                     if (pids[r] > 0) {
                         log_msg ("broker rank %ld (pid %d) did not exit; killing it",
@@ -255,7 +365,14 @@ int main (int argc, char *argv[])
         if (rank < 0)
             continue;
         pids[rank] = 0;
-        alive--;
+        bk.alive--;
+        if (rank > 0 && bk.restart[rank] && !leader_done && !failed) {
+            bk.restart[rank] = false;
+            pid = spawn (&bk, rank);
+            if (verbose)
+                log_msg ("restarted broker rank %ld (pid %d)", rank, (int)pid);
+            continue;
+        }
         if (rank == 0) {
             if (WIFEXITED (status))
                 rc = WEXITSTATUS (status);
@@ -266,6 +383,13 @@ int main (int argc, char *argv[])
             }
             leader_done = true;
             deadline = monotime () + 5;
+            /* normally the others have left already; if rank 0 died, the
+             * rest have nobody to answer to
+             */
+            for (long r = 1; r < size; r++) {
+                if (pids[r] > 0)
+                    kill (pids[r], SIGTERM);
+            }
             continue;
         }
         if (!leader_done && !failed && exit_any
@@ -290,5 +414,19 @@ int main (int argc, char *argv[])
         log_msg ("instance of %ld brokers ran for %.1f ms", size, monotime_since_ms (&t0));
     if (failed)
         rc = 1;     /* the instance failed, whatever the command said */
+    for (long r = 0; r < size; r++) {
+        for (int i = 1; i < 5; i++)
+            free (bk.argv[r][i]);
+        free (bk.argv[r]);
+    }
+    free (bk.argv);
+    free (bk.restart);
+    free (pids);
+    for (int i = 0; i < nbopts; i++)
+        free (bopts[i]);
+    free (bopts);
+    free (rundir);
+    free (stateopt);
+    free (statedir);
     return rc;
 }

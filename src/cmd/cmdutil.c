@@ -14,7 +14,8 @@ canopy_t *cmd_open (void)
     canopy_t *h = canopy_open (NULL, 0, &error);
     if (!h) {
         if (!getenv ("CANOPY_URI"))
-            log_msg_exit ("%s (CANOPY_URI is not set: run inside 'canopy start', "
+            log_msg_exit ("%s (CANOPY_URI is not set and no system instance "
+                          "answers at /run/canopy/local: run inside 'canopy start', "
                           "or set it to a broker's local:// URI)", error.text);
         log_msg_exit ("%s", error.text);
     }

@@ -77,12 +77,14 @@ static void broker_init (struct broker *b, uint32_t rank, uint32_t size)
     assert_non_null ((b->attrs = attr_create ()));
     assert_non_null ((b->log = logbuf_create (16, rank)));
     logbuf_set_stderr_level (b->log, 0);
+    assert_int_equal (router_init (b), 0);     /* overlay registers services */
     assert_non_null ((b->overlay = overlay_create (b)));
 }
 
 static void broker_fini (struct broker *b)
 {
     overlay_destroy (b->overlay);
+    router_fini (b);
     logbuf_destroy (b->log);
     attr_destroy (b->attrs);
 }

@@ -283,8 +283,14 @@ proto:
 
 /* ZeroMQ */
 
-static int send_frame (void *sock, const void *data, size_t len, int flags)
+/* Send one frame.  *first holds ZMQ_DONTWAIT (or 0) for the first frame
+ * actually sent and is cleared afterwards: once ZeroMQ accepts the first
+ * frame it queues the rest of the message atomically.
+ */
+static int send_frame (void *sock, const void *data, size_t len, bool last, int *first)
 {
+    int flags = (last ? 0 : ZMQ_SNDMORE) | *first;
+    *first = 0;
     return zmq_send (sock, data, len, flags) < 0 ? -1 : 0;
 }
 
@@ -294,34 +300,31 @@ int canopy_msg_sendzsock_to (void *sock,
                              bool nonblock)
 {
     uint8_t hdr[CANOPY_MSG_HDR_SIZE];
-    int more = ZMQ_SNDMORE | (nonblock ? ZMQ_DONTWAIT : 0);
+    int first = nonblock ? ZMQ_DONTWAIT : 0;
 
     if (!sock || !msg) {
         errno = EINVAL;
         return -1;
     }
-    if (dest && send_frame (sock, dest, strlen (dest), more) < 0)
+    if (dest && send_frame (sock, dest, strlen (dest), false, &first) < 0)
         return -1;
-    /* After the first frame is accepted, ZeroMQ queues the rest atomically;
-     * DONTWAIT only matters for the first frame.
-     */
-    more = ZMQ_SNDMORE;
     if (msg->flags & CANOPY_MSGFLAG_ROUTE) {
         for (int i = msg->route_count - 1; i >= 0; i--) {
-            if (send_frame (sock, msg->routes[i], strlen (msg->routes[i]), more) < 0)
+            if (send_frame (sock, msg->routes[i], strlen (msg->routes[i]), false,
+                            &first) < 0)
                 return -1;
         }
-        if (send_frame (sock, NULL, 0, more) < 0)
+        if (send_frame (sock, NULL, 0, false, &first) < 0)
             return -1;
     }
     if ((msg->flags & CANOPY_MSGFLAG_TOPIC)
-        && send_frame (sock, msg->topic, strlen (msg->topic), more) < 0)
+        && send_frame (sock, msg->topic, strlen (msg->topic), false, &first) < 0)
         return -1;
     if ((msg->flags & CANOPY_MSGFLAG_PAYLOAD)
-        && send_frame (sock, msg->payload, msg->payload_size, more) < 0)
+        && send_frame (sock, msg->payload, msg->payload_size, false, &first) < 0)
         return -1;
     encode_header (msg, hdr);
-    return send_frame (sock, hdr, sizeof (hdr), 0);
+    return send_frame (sock, hdr, sizeof (hdr), true, &first);
 }
 
 int canopy_msg_sendzsock_ex (void *sock, const canopy_msg_t *msg, bool nonblock)

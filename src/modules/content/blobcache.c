@@ -8,8 +8,10 @@
 
 struct node {
     struct list_node lru;
+    struct list_node dirtyq;
     struct blobentry e;
     bool on_lru;
+    bool on_dirtyq;
 };
 
 struct blobcache {
@@ -18,8 +20,10 @@ struct blobcache {
     size_t bytes;
     size_t max_bytes;
     size_t dirty;
+    size_t flushing;
     size_t pending;
-    const char *iter;       /* dirty iteration */
+    struct list_node dirtyq;    /* dirty entries, oldest first */
+    uint64_t seq;
 };
 
 static struct node *node_of (struct blobentry *e)
@@ -51,6 +55,7 @@ blobcache_t *blobcache_create (size_t max_bytes)
         return NULL;
     }
     list_init (&bc->lru);
+    list_init (&bc->dirtyq);
     bc->max_bytes = max_bytes;
     return bc;
 }
@@ -79,6 +84,7 @@ static struct node *node_create (blobcache_t *bc, const char *ref)
         return NULL;
     }
     list_node_init (&n->lru);
+    list_node_init (&n->dirtyq);
     strcpy (n->e.ref, ref);
     if (hashmap_insert (bc->map, n->e.ref, n) < 0) {
         free (n);
@@ -137,8 +143,12 @@ int blobcache_fill (blobcache_t *bc, struct blobentry *e, const void *data,
         bc->pending--;
     }
     e->dirty = dirty;
-    if (dirty)
+    if (dirty) {
         bc->dirty++;
+        e->seq = ++bc->seq;
+        list_add_tail (&bc->dirtyq, &n->dirtyq);
+        n->on_dirtyq = true;
+    }
     bc->bytes += len;
     lru_update (bc, n);
     return 0;
@@ -179,12 +189,26 @@ struct blobentry *blobcache_insert_ref (blobcache_t *bc, const char *ref,
     return e;
 }
 
+static void dirtyq_del (blobcache_t *bc, struct node *n)
+{
+    if (n->on_dirtyq) {
+        list_del (&n->dirtyq);
+        n->on_dirtyq = false;
+    }
+    if (n->e.flushing) {
+        n->e.flushing = false;
+        bc->flushing--;
+    }
+}
+
 void blobcache_mark_clean (blobcache_t *bc, struct blobentry *e)
 {
     if (e->dirty) {
+        struct node *n = node_of (e);
         e->dirty = false;
         bc->dirty--;
-        lru_update (bc, node_of (e));
+        dirtyq_del (bc, n);
+        lru_update (bc, n);
     }
 }
 
@@ -229,8 +253,7 @@ void blobcache_remove (blobcache_t *bc, struct blobentry *e)
         bc->dirty--;
     if (e->load_pending)
         bc->pending--;
-    if (bc->iter && !strcmp (bc->iter, e->ref))
-        bc->iter = NULL;
+    dirtyq_del (bc, n);
     (void)hashmap_delete (bc->map, e->ref);
 }
 
@@ -279,26 +302,51 @@ void blobcache_stats (blobcache_t *bc, struct blobcache_stats *st)
     st->max_bytes = bc->max_bytes;
 }
 
-struct blobentry *blobcache_first_dirty (blobcache_t *bc)
+int blobcache_take_dirty (blobcache_t *bc, struct blobentry **v, int max,
+                          size_t max_bytes)
 {
-    void *val;
-    for (const char *k = hashmap_first (bc->map, &val); k;
-         k = hashmap_next (bc->map, &val)) {
-        struct node *n = val;
-        if (n->e.dirty)
-            return &n->e;
+    struct list_node *pos;
+    int n = 0;
+    size_t bytes = 0;
+
+    list_for_each (pos, &bc->dirtyq) {
+        struct node *nd = list_entry (pos, struct node, dirtyq);
+        if (n >= max)
+            break;
+        if (nd->e.flushing)
+            continue;
+        if (n > 0 && bytes + nd->e.len > max_bytes)
+            break;
+        nd->e.flushing = true;
+        bc->flushing++;
+        bytes += nd->e.len;
+        v[n++] = &nd->e;
     }
-    return NULL;
+    return n;
 }
 
-struct blobentry *blobcache_next_dirty (blobcache_t *bc)
+void blobcache_unflush (blobcache_t *bc, struct blobentry *e)
 {
-    void *val;
-    for (const char *k = hashmap_next (bc->map, &val); k;
-         k = hashmap_next (bc->map, &val)) {
-        struct node *n = val;
-        if (n->e.dirty)
-            return &n->e;
+    if (e->flushing) {
+        e->flushing = false;
+        bc->flushing--;
     }
-    return NULL;
+}
+
+uint64_t blobcache_seq (blobcache_t *bc)
+{
+    return bc->seq;
+}
+
+uint64_t blobcache_clean_through (blobcache_t *bc)
+{
+    if (list_empty (&bc->dirtyq))
+        return bc->seq;
+    struct node *n = list_entry (bc->dirtyq.next, struct node, dirtyq);
+    return n->e.seq - 1;
+}
+
+size_t blobcache_backlog (blobcache_t *bc)
+{
+    return bc->dirty - bc->flushing;
 }

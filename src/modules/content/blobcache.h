@@ -7,6 +7,13 @@
  * never expired.  Clean valid entries sit on an LRU list and are dropped,
  * oldest first, when the cache holds more than its byte limit.
  *
+ * Dirty entries are also kept in the order they became dirty, each with a
+ * sequence number, for rank 0's write-back: a batch of them is taken (they
+ * are then 'flushing', still dirty) and marked clean when the backing store
+ * has them, or given back if the write failed.  blobcache_clean_through
+ * tells the largest sequence number up to which everything is clean, so a
+ * flush request can wait for exactly the blobs stored before it.
+ *
  * Ownership: the cache owns entries and their bytes; pointers returned by
  * lookup stay valid until the entry is removed or the cache purged.
  */
@@ -15,6 +22,7 @@
 
 #include <stddef.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <canopy/message.h>
 #include "src/common/libutil/blobref.h"
 
@@ -27,6 +35,8 @@ struct blobentry {
     bool valid;
     bool dirty;
     bool load_pending;
+    bool flushing;              /* dirty, in a write-back batch */
+    uint64_t seq;               /* when it became dirty */
     canopy_msg_t **waiters;     /* requests waiting for this entry */
     int nwaiters;
     void *lru;                  /* private */
@@ -75,8 +85,20 @@ struct blobcache_stats {
     size_t max_bytes;
 };
 void blobcache_stats (blobcache_t *bc, struct blobcache_stats *st);
-/* Iterate dirty entries (for flushing). */
-struct blobentry *blobcache_first_dirty (blobcache_t *bc);
-struct blobentry *blobcache_next_dirty (blobcache_t *bc);
+
+/* Write-back.  Take up to 'max' dirty entries that are not flushing yet,
+ * oldest first, stopping before max_bytes is passed (at least one entry
+ * is taken if any); they become flushing.  Returns the count.
+ */
+int blobcache_take_dirty (blobcache_t *bc, struct blobentry **v, int max,
+                          size_t max_bytes);
+/* A batch failed: the entry is dirty and may be taken again. */
+void blobcache_unflush (blobcache_t *bc, struct blobentry *e);
+/* Sequence number of the last entry that became dirty (0: none yet). */
+uint64_t blobcache_seq (blobcache_t *bc);
+/* Every entry whose seq is <= this is clean. */
+uint64_t blobcache_clean_through (blobcache_t *bc);
+/* Dirty entries that are not flushing (the write-back backlog). */
+size_t blobcache_backlog (blobcache_t *bc);
 
 #endif

@@ -6,7 +6,12 @@
  *   content.store-local raw [ref, u32 len, bytes]... (local modules only:
  *                       the sender vouches for the refs; no re-hashing)
  *   content.flush       answer once every blob here is safe upstream
- *   content.stats       counters
+ *                       (rank 0: durable in the backing store)
+ *   content.checkpoint-put {rootref, version, timestamp}  rank 0: once
+ *                       every blob stored before it is in the backing
+ *                       store, write a durable KVS checkpoint
+ *   content.checkpoint-get  rank 0: {checkpoints: [...]} newest first
+ *   content.stats       counters (rank 0: and the write-back's)
  *   content.dropcache   drop clean entries
  *
  * Design notes:
@@ -14,8 +19,13 @@
  *   request for our own service goes upstream), once per blob however
  *   many requests wait; loaded data is checked against its hash.
  * - Stores on ranks > 0 write through: the request is answered once the
- *   parent has the blob, so afterwards any rank can load it.  Rank 0 holds
- *   everything (a backing store can make entries clean there).
+ *   parent has the blob, so afterwards any rank can load it.
+ * - Rank 0 writes back to a backing store module (backing.c; the broker
+ *   attribute content.backing-module names it, default content-sqlite,
+ *   "none" for no backing store): a store is answered at once, the blob
+ *   stays dirty until the backing store has it, and a miss is loaded from
+ *   there (checked against its hash like a parent's answer).  Without a
+ *   backing store every blob stays in memory.
  * - Clean entries expire LRU past the byte limit (module argument
  *   cache-max=BYTES, default 64 MiB), checked after stores and every
  *   second.
@@ -28,6 +38,7 @@
 #include <canopy/canopy.h>
 #include "src/common/libutil/blobref.h"
 #include "blobcache.h"
+#include "backing.h"
 
 CANOPY_MOD_NAME ("content");
 
@@ -35,6 +46,7 @@ struct content_ctx {
     canopy_t *h;
     uint32_t rank;
     blobcache_t *cache;
+    struct backing *backing;        /* rank 0, or NULL */
     canopy_watcher_t *purge_timer;
     uint64_t loads;
     uint64_t load_misses;
@@ -116,6 +128,40 @@ static void upstream_load_cb (canopy_future_t *f, void *arg)
     blobcache_purge (ctx->cache, false);
 }
 
+/* Rank 0: the backing store answered a load. */
+static void backing_loaded (const char *ref, const void *data, size_t len,
+                            int errnum, const char *errstr, void *arg)
+{
+    struct content_ctx *ctx = arg;
+    struct blobentry *e = blobcache_lookup (ctx->cache, ref);
+    char computed[BLOBREF_MAX];
+
+    if (!e || e->valid)         /* filled by a store meanwhile */
+        return;
+    if (errnum) {
+        if (errnum != ENOENT)
+            canopy_log (ctx->h, LOG_ERR, "loading %s from the content store: %s",
+                        ref, errstr ? errstr : strerror (errnum));
+        respond_waiters (ctx, e, errnum, errstr);
+        blobcache_remove (ctx->cache, e);
+        return;
+    }
+    if (blobref_hash (data, len, computed, sizeof (computed)) < 0
+        || strcmp (computed, ref) != 0) {
+        canopy_log (ctx->h, LOG_ERR, "the content store returned wrong data for %s", ref);
+        respond_waiters (ctx, e, EIO, "stored content failed its hash check");
+        blobcache_remove (ctx->cache, e);
+        return;
+    }
+    if (blobcache_fill (ctx->cache, e, data, len, false) < 0) {
+        respond_waiters (ctx, e, ENOMEM, NULL);
+        blobcache_remove (ctx->cache, e);
+    }
+    else
+        respond_waiters (ctx, e, 0, NULL);
+    blobcache_purge (ctx->cache, false);
+}
+
 static void load_cb (canopy_t *h, canopy_msg_handler_t *mh,
                      const canopy_msg_t *msg, void *arg)
 {
@@ -140,7 +186,7 @@ static void load_cb (canopy_t *h, canopy_msg_handler_t *mh,
         return;
     }
     ctx->load_misses++;
-    if (ctx->rank == 0) {
+    if (ctx->rank == 0 && !backing_available (ctx->backing)) {
         canopy_respond_error (h, msg, ENOENT, "unknown blob");
         return;
     }
@@ -148,6 +194,15 @@ static void load_cb (canopy_t *h, canopy_msg_handler_t *mh,
         canopy_respond_error (h, msg, errno, NULL);
         if (e)
             blobcache_remove (ctx->cache, e);
+        return;
+    }
+    if (ctx->rank == 0) {
+        if (backing_load (ctx->backing, ref) < 0) {
+            respond_waiters (ctx, e, errno == ENOENT ? ENOENT : errno,
+                             errno == ENOENT ? "unknown blob"
+                                             : "cannot reach the backing store");
+            blobcache_remove (ctx->cache, e);
+        }
         return;
     }
     ctx->upstream_loads++;
@@ -340,15 +395,19 @@ static void store_common (struct content_ctx *ctx, const canopy_msg_t *msg, bool
             goto nomem;
         e = blobcache_lookup (ctx->cache, ref);
         bool was_pending = e && !e->valid;
-        if (!(e = blobcache_insert_ref (ctx->cache, ref, datav[i], lenv[i],
-                                        ctx->rank > 0, &added)))
+        /* dirty everywhere: ranks > 0 until the parent has it, rank 0
+         * until the backing store has it (forever without one: rank 0 is
+         * then the only copy and must never expire it)
+         */
+        if (!(e = blobcache_insert_ref (ctx->cache, ref, datav[i], lenv[i], true,
+                                        &added)))
             goto nomem;
         ctx->stores++;
         if (was_pending)
             respond_waiters (ctx, e, 0, NULL);   /* loads waiting for it */
         if (!(op->refs[op->nrefs++] = strdup (e->ref)))
             goto nomem;
-        if (e->dirty) {
+        if (e->dirty && ctx->rank > 0) {
             upref[nup] = op->refs[op->nrefs - 1];
             nup++;
             upbytes += e->len + 4;
@@ -356,6 +415,7 @@ static void store_common (struct content_ctx *ctx, const canopy_msg_t *msg, bool
     }
     if (ctx->rank == 0 || nup == 0) {
         respond_refs (ctx, msg, op->refs, op->nrefs);
+        backing_kick (ctx->backing);
         store_op_destroy (op);
         free (upref);
         free (datav);
@@ -455,7 +515,10 @@ static void flush_cb (canopy_t *h, canopy_msg_handler_t *mh,
     canopy_msg_t **v;
 
     if (ctx->rank == 0) {
-        canopy_respond_error (h, msg, ENOSYS, "rank 0 has no backing store");
+        if (!ctx->backing)
+            canopy_respond_error (h, msg, ENOSYS, "rank 0 has no backing store");
+        else
+            backing_flush_request (ctx->backing, msg);
         return;
     }
     if (!(v = realloc (ctx->flushers, (ctx->nflushers + 1) * sizeof (*v)))) {
@@ -467,13 +530,44 @@ static void flush_cb (canopy_t *h, canopy_msg_handler_t *mh,
     check_flush (ctx);
 }
 
+static bool have_backing (struct content_ctx *ctx, const canopy_msg_t *msg)
+{
+    if (ctx->rank != 0) {
+        canopy_respond_error (ctx->h, msg, EINVAL, "checkpoints are kept on rank 0");
+        return false;
+    }
+    if (!ctx->backing) {
+        canopy_respond_error (ctx->h, msg, ENOSYS, "rank 0 has no backing store");
+        return false;
+    }
+    return true;
+}
+
+static void checkpoint_put_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                               const canopy_msg_t *msg, void *arg)
+{
+    struct content_ctx *ctx = arg;
+    if (have_backing (ctx, msg))
+        backing_checkpoint_put (ctx->backing, msg);
+}
+
+static void checkpoint_get_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                               const canopy_msg_t *msg, void *arg)
+{
+    struct content_ctx *ctx = arg;
+    if (have_backing (ctx, msg))
+        backing_checkpoint_get (ctx->backing, msg);
+}
+
 static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                       const canopy_msg_t *msg, void *arg)
 {
     struct content_ctx *ctx = arg;
     struct blobcache_stats st;
     blobcache_stats (ctx->cache, &st);
-    canopy_respond_pack (h, msg, "{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}",
+    json_t *bk = ctx->backing ? backing_stats (ctx->backing) : json_null ();
+    canopy_respond_pack (h, msg, "{s:i s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:o}",
+                         "rank", (int)ctx->rank,
                          "count", (json_int_t)st.count,
                          "bytes", (json_int_t)st.bytes,
                          "dirty", (json_int_t)st.dirty,
@@ -483,7 +577,8 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                          "load-misses", (json_int_t)ctx->load_misses,
                          "stores", (json_int_t)ctx->stores,
                          "upstream-loads", (json_int_t)ctx->upstream_loads,
-                         "upstream-stores", (json_int_t)ctx->upstream_stores);
+                         "upstream-stores", (json_int_t)ctx->upstream_stores,
+                         "backing", bk ? bk : json_null ());
 }
 
 static void dropcache_cb (canopy_t *h, canopy_msg_handler_t *mh,
@@ -499,6 +594,7 @@ static void purge_timer_cb (canopy_reactor_t *r, canopy_watcher_t *w,
 {
     struct content_ctx *ctx = arg;
     blobcache_purge (ctx->cache, false);
+    backing_tick (ctx->backing);
 }
 
 static const struct canopy_msg_handler_spec htab[] = {
@@ -507,6 +603,8 @@ static const struct canopy_msg_handler_spec htab[] = {
     { CANOPY_MSGTYPE_REQUEST, "content.store-batch", store_batch_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "content.store-local", store_local_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "content.flush", flush_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "content.checkpoint-put", checkpoint_put_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "content.checkpoint-get", checkpoint_get_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "content.stats", stats_cb, CANOPY_ROLE_USER },
     { CANOPY_MSGTYPE_REQUEST, "content.dropcache", dropcache_cb, 0 },
     CANOPY_MSGHANDLER_TABLE_END,
@@ -550,8 +648,22 @@ int mod_main (canopy_t *h, int argc, char **argv)
     ctx.h = h;
     if (canopy_get_rank (h, &ctx.rank) < 0
         || !(ctx.cache = blobcache_create (64 * 1024 * 1024))
-        || parse_args (&ctx, argc, argv) < 0
-        || canopy_msg_handler_addvec (h, htab, &ctx, &handlers) < 0)
+        || parse_args (&ctx, argc, argv) < 0)
+        goto done;
+    if (ctx.rank == 0) {
+        const char *name = canopy_attr_get (h, "content.backing-module");
+        const char *d = canopy_attr_get (h, "content.flush-delay");
+        double delay = d ? strtod (d, NULL) : 0.01;
+        if (!name)
+            name = "content-sqlite";
+        if (strcmp (name, "none") != 0
+            && !(ctx.backing = backing_create (h, ctx.cache, name, delay < 0 ? 0 : delay,
+                                               backing_loaded, &ctx))) {
+            canopy_log_error (h, "backing store %s", name);
+            goto done;
+        }
+    }
+    if (canopy_msg_handler_addvec (h, htab, &ctx, &handlers) < 0)
         goto done;
     if (!(ctx.purge_timer = canopy_timer_watcher_create (canopy_get_reactor (h),
                                                          1.0, 1.0, purge_timer_cb,
@@ -566,6 +678,7 @@ done:
         canopy_msg_decref (ctx.flushers[i]);
     }
     free (ctx.flushers);
+    backing_destroy (ctx.backing);
     if (ctx.cache)
         blobcache_drain_waiters (ctx.cache, unload_respond, &ctx);
     canopy_watcher_destroy (ctx.purge_timer);

@@ -27,6 +27,7 @@
 #include "src/common/libkvs/blobtab.h"
 #include "fence.h"
 #include "apply.h"
+#include "checkpoint.h"
 
 #define MAX_BATCH 4096
 #define SYMLINK_MAX 32
@@ -118,6 +119,7 @@ struct round {
     char rootref[BLOBREF_MAX];
     double t0;
     canopy_future_t *store_f;
+    bool sync;                  /* a fence asked for KVS_SYNC */
 };
 
 struct applier {
@@ -531,6 +533,21 @@ static int unroll (struct round *rd, json_t *dir, int level, char *ref)
 static void round_finish (struct round *rd, int errnum, const char *errstr);
 static void round_continue (struct round *rd);
 
+/* A SYNC round's checkpoint is durable (or failed: the round fails). */
+static void sync_done (int errnum, const char *errstr, void *arg)
+{
+    struct round *rd = arg;
+    char buf[200];
+
+    if (errnum) {
+        snprintf (buf, sizeof (buf), "the commit could not be made durable: %s",
+                  errstr ? errstr : strerror (errnum));
+        round_finish (rd, errnum, buf);
+        return;
+    }
+    round_finish (rd, 0, NULL);
+}
+
 static void store_cb (canopy_future_t *f, void *arg)
 {
     struct round *rd = arg;
@@ -551,6 +568,20 @@ static void store_cb (canopy_future_t *f, void *arg)
     for (int i = 0; i < rd->nnewdirs; i++)
         (void)objcache_put_dir (ctx->cache, rd->newdirs[i].ref, rd->newdirs[i].dir,
                                 rd->newdirs[i].size);
+    if (rd->sync) {
+        /* durable before anyone hears of it: blobs and a checkpoint naming
+         * the new root are on disk before the round is published
+         */
+        if (!ctx->checkpt
+            || checkpointer_write (ctx->checkpt, rd->rootref, ctx->version + 1,
+                                   sync_done, rd) < 0) {
+            int errnum = ctx->checkpt ? errno : ENOSYS;
+            round_finish (rd, errnum, errnum == ENOSYS
+                          ? "no backing store: the commit cannot be made durable"
+                          : "writing a checkpoint failed");
+        }
+        return;
+    }
     round_finish (rd, 0, NULL);
 }
 
@@ -671,12 +702,12 @@ static void round_continue (struct round *rd)
             return;
         }
     }
-    bool sync = false;
+    rd->sync = false;
     for (int i = 0; i < rd->nfences; i++) {
         if (!rd->failed[i] && (rd->fences[i]->flags & KVS_SYNC))
-            sync = true;
+            rd->sync = true;
     }
-    if (unroll (rd, rd->root, 0, rd->rootref) < 0 || store_all (rd, sync) < 0)
+    if (unroll (rd, rd->root, 0, rd->rootref) < 0 || store_all (rd, rd->sync) < 0)
         round_finish (rd, errno ? errno : ENOMEM, "storing the new version failed");
 }
 

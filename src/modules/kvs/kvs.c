@@ -25,6 +25,12 @@
  *   cache-max=BYTES     object cache size (default 128 MiB)
  *   cache-age=SEC       drop objects unused that long (default 60)
  *   hdir-threshold=N    a directory with more entries is hashed (default 128)
+ *   checkpoint-period=SEC  rank 0 checkpoints the root this often when it
+ *                       changed (default 10; 0: only SYNC commits and unload)
+ *
+ * Persistence (rank 0, checkpoint.c): the root is restored from the newest
+ * usable checkpoint at start, checkpointed periodically, by every KVS_SYNC
+ * commit (which returns only once it is durable) and at unload.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +48,7 @@
 #include "fence.h"
 #include "apply.h"
 #include "watch.h"
+#include "checkpoint.h"
 
 CANOPY_MOD_NAME ("kvs");
 
@@ -348,12 +355,13 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
 
     objcache_stats (ctx->cache, &cs);
     fence_stats (ctx->fences, &fs);
+    json_t *ck = ctx->checkpt ? checkpointer_stats (ctx->checkpt) : json_null ();
     int pending = ctx->nlookups + fs.waiters + ctx->nversion_waiters
                   + (applier_busy (ctx->applier) ? 1 : 0);
     canopy_respond_pack (h, msg,
         "{s:i s:i s:s s:{s:I s:I s:I s:I} s:{s:i s:i s:i} s:i s:i s:i s:i"
         " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
-        " s:{s:o s:o s:o s:o s:o s:o s:o}}",
+        " s:{s:o s:o s:o s:o s:o s:o s:o} s:o}",
         "rank", (int)ctx->rank,
         "version", ctx->version,
         "rootref", ctx->rootref,
@@ -381,7 +389,8 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                   "apply", tstat_json (&ctx->timing.apply),
                   "apply-ops", tstat_json (&ctx->timing.apply_ops),
                   "setroot-lag", tstat_json (&ctx->timing.setroot_lag),
-                  "setroot-handle", tstat_json (&ctx->timing.setroot_handle));
+                  "setroot-handle", tstat_json (&ctx->timing.setroot_handle),
+        "checkpoint", ck ? ck : json_null ());
 }
 
 static void disconnect_cb (canopy_t *h, canopy_msg_handler_t *mh,
@@ -453,6 +462,8 @@ static int set_option (struct kvs_ctx *ctx, const char *name, const char *value)
         ctx->cache_age = d;
     else if (!strcmp (name, "hdir-threshold") && d >= 2)
         ctx->limits.hdir_threshold = (int)d;
+    else if (!strcmp (name, "checkpoint-period"))
+        ctx->checkpoint_period = d;
     else
         return -1;
     return 0;
@@ -462,7 +473,7 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
 {
     static const char *names[] = { "fence-timeout", "max-nprocs", "max-pending",
                                    "max-ops", "cache-max", "cache-age",
-                                   "hdir-threshold", NULL };
+                                   "hdir-threshold", "checkpoint-period", NULL };
     ctx->limits.max_nprocs = 1048576;
     ctx->limits.max_pending_per_user = 1024;
     ctx->limits.max_txn_ops = 1000000;
@@ -470,6 +481,7 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
     ctx->limits.hdir_threshold = 128;
     ctx->cache_max = 128 * 1024 * 1024;
     ctx->cache_age = 60;
+    ctx->checkpoint_period = 10;
     for (int i = 0; names[i]; i++) {
         char attr[64];
         const char *v;
@@ -499,7 +511,9 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
     return 0;
 }
 
-/* Start-up: rank 0 makes an empty root; the others ask their parent. */
+/* Start-up: rank 0 restores its newest checkpoint or makes an empty root;
+ * the others ask their parent.
+ */
 static int root_init (struct kvs_ctx *ctx)
 {
     canopy_future_t *f;
@@ -507,6 +521,9 @@ static int root_init (struct kvs_ctx *ctx)
     const char *rootref;
 
     if (ctx->rank == 0) {
+        int rc = checkpoint_restore (ctx->checkpt);
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
         json_t *dir = treeobj_create_dir ();
         char ref[BLOBREF_MAX];
         size_t len;
@@ -575,7 +592,9 @@ int mod_main (canopy_t *h, int argc, char **argv)
         || !(ctx.cache = objcache_create (ctx.cache_max, ctx.cache_age))
         || !(ctx.fences = fence_table_create (&ctx))
         || !(ctx.watches = watch_table_create (&ctx))
-        || (ctx.rank == 0 && !(ctx.applier = applier_create (&ctx))))
+        || (ctx.rank == 0 && !(ctx.applier = applier_create (&ctx)))
+        || (ctx.rank == 0 && !(ctx.checkpt = checkpointer_create (&ctx,
+                                                              ctx.checkpoint_period))))
         goto done;
     if (canopy_event_subscribe (h, "kvs.setroot") < 0) {
         canopy_log_error (h, "subscribe kvs.setroot");
@@ -601,7 +620,10 @@ done:
         canopy_msg_decref (vw->msg);
         free (vw);
     }
+    if (rc == 0)
+        checkpointer_final (ctx.checkpt);   /* clean unload only */
     applier_destroy (ctx.applier);
+    checkpointer_destroy (ctx.checkpt);
     watch_table_destroy (ctx.watches);
     fence_table_destroy (ctx.fences);
     hashmap_destroy (loads);        /* in-flight loads: futures dropped */

@@ -16,6 +16,7 @@
 struct fence_table;
 struct applier;
 struct watch_table;
+struct checkpointer;
 
 struct kvs_module_limits {
     int max_nprocs;             /* largest fence */
@@ -35,6 +36,8 @@ struct kvs_ctx {
     int version;
     struct fence_table *fences;
     struct applier *applier;        /* rank 0 only */
+    struct checkpointer *checkpt;   /* rank 0 only */
+    double checkpoint_period;
     struct watch_table *watches;
     struct list_node version_waiters;
     int nversion_waiters;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <zmq.h>
 #include <canopy/message.h>
 
@@ -250,6 +252,36 @@ static void test_zmq_roundtrip (void **state)
     zmq_ctx_term (ctx);
 }
 
+/* Regression: a nonblocking send on a socket without a dest frame (a
+ * DEALER) must not block when no peer can take the message.
+ */
+static void test_zmq_nonblock (void **state)
+{
+    void *ctx = zmq_ctx_new ();
+    void *d = zmq_socket (ctx, ZMQ_DEALER);
+    int one = 1;
+    canopy_msg_t *msg = sample ();
+
+    alarm (30);     /* the bug was a hang: fail instead */
+    assert_int_equal (zmq_setsockopt (d, ZMQ_IMMEDIATE, &one, sizeof (one)), 0);
+    char uri[300];
+    const char *tmp = getenv ("TMPDIR");
+    /* ipc: (inproc queues messages for a peer that may bind later) */
+    snprintf (uri, sizeof (uri), "ipc://%s/canopy-test-nobody-%d",
+              tmp && *tmp ? tmp : "/tmp", (int)getpid ());
+    assert_int_equal (zmq_connect (d, uri), 0);
+    assert_int_equal (canopy_msg_sendzsock_to (d, NULL, msg, true), -1);
+    assert_int_equal (errno, EAGAIN);
+    assert_int_equal (canopy_msg_sendzsock_ex (d, msg, true), -1);
+    assert_int_equal (errno, EAGAIN);
+    alarm (0);
+    canopy_msg_decref (msg);
+    int zero = 0;
+    zmq_setsockopt (d, ZMQ_LINGER, &zero, sizeof (zero));
+    zmq_close (d);
+    zmq_ctx_term (ctx);
+}
+
 static void test_match (void **state)
 {
     canopy_msg_t *msg = sample ();
@@ -294,6 +326,7 @@ int main (void)
         cmocka_unit_test (test_flat_roundtrip),
         cmocka_unit_test (test_random_garbage),
         cmocka_unit_test (test_zmq_roundtrip),
+        cmocka_unit_test (test_zmq_nonblock),
         cmocka_unit_test (test_match),
         cmocka_unit_test (test_copy),
     };

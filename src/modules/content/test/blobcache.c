@@ -85,12 +85,63 @@ static void test_purge (void **state)
     blobcache_destroy (bc);
 }
 
+static void test_writeback (void **state)
+{
+    blobcache_t *bc = blobcache_create (1000);
+    struct blobentry *v[8];
+    struct blobentry *e[5];
+    char buf[16];
+
+    assert_int_equal (blobcache_seq (bc), 0);
+    assert_int_equal (blobcache_clean_through (bc), 0);
+    assert_non_null (blobcache_insert (bc, "clean", 5, false, NULL));
+    for (int i = 0; i < 5; i++) {
+        snprintf (buf, sizeof (buf), "dirty-%d", i);
+        assert_non_null ((e[i] = blobcache_insert (bc, buf, 7, true, NULL)));
+        assert_int_equal (e[i]->seq, i + 1);
+    }
+    assert_int_equal (blobcache_seq (bc), 5);
+    assert_int_equal (blobcache_clean_through (bc), 0);
+    assert_int_equal (blobcache_backlog (bc), 5);
+    /* a batch limited by bytes (at least one entry) */
+    assert_int_equal (blobcache_take_dirty (bc, v, 8, 1), 1);
+    assert_ptr_equal (v[0], e[0]);
+    assert_true (e[0]->flushing);
+    assert_int_equal (blobcache_take_dirty (bc, v, 2, 1000), 2);
+    assert_ptr_equal (v[0], e[1]);
+    assert_ptr_equal (v[1], e[2]);
+    assert_int_equal (blobcache_backlog (bc), 2);
+    /* the first batch lands; the second fails and is given back */
+    blobcache_mark_clean (bc, e[0]);
+    assert_int_equal (blobcache_clean_through (bc), 1);
+    blobcache_unflush (bc, e[1]);
+    blobcache_unflush (bc, e[2]);
+    assert_int_equal (blobcache_backlog (bc), 4);
+    assert_int_equal (blobcache_take_dirty (bc, v, 8, 1000), 4);
+    assert_ptr_equal (v[0], e[1]);
+    assert_ptr_equal (v[3], e[4]);
+    for (int i = 4; i >= 1; i--)
+        blobcache_mark_clean (bc, e[i]);
+    assert_int_equal (blobcache_clean_through (bc), 5);
+    assert_int_equal (blobcache_take_dirty (bc, v, 8, 1000), 0);
+    /* a dirty entry that is removed leaves the queue */
+    struct blobentry *x = blobcache_insert (bc, "gone", 4, true, NULL);
+    assert_int_equal (blobcache_clean_through (bc), 5);
+    blobcache_remove (bc, x);
+    assert_int_equal (blobcache_clean_through (bc), 6);
+    struct blobcache_stats st;
+    blobcache_stats (bc, &st);
+    assert_int_equal (st.dirty, 0);
+    blobcache_destroy (bc);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_basic),
         cmocka_unit_test (test_pending),
         cmocka_unit_test (test_purge),
+        cmocka_unit_test (test_writeback),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
