@@ -1,0 +1,562 @@
+/* kap.c - KAP, the KVS Access Patterns tester: main and the phases.
+ *
+ * An MPI program.  MPI only assigns roles, separates the phases and
+ * gathers the statistics; the canopy KVS is what is measured.  Each rank
+ * opens its own handle to a broker: the one in CANOPY_URI (what 'canopy
+ * run' gives each task), or with --uri-file line (rank mod lines) of the
+ * file, so that a job started by mpirun spreads over an instance.
+ *
+ * Phases, after a setup barrier (rank 0 creates the directories first):
+ *   producer  every producer puts one value per iteration (timed: put),
+ *             committing every --iter-commit iterations (timed: commit)
+ *   sync      fence: every actor joins one fence; causal: producers fence,
+ *             rank 0 publishes the version as an event and consumers
+ *             kvs_wait_version for it (timed per rank: sync)
+ *   consumer  each consumer gets --cons-acc-count values per iteration
+ *             from other producers and checks every byte (timed: get)
+ * Per-rank tstat figures are merged on rank 0 with a custom MPI reduction
+ * of 12-double records (kap_stats.h); wall times of each phase with
+ * MPI_MAX/MPI_MIN.  All MPI calls are in this file, so the rest of KAP is
+ * unit-tested without MPI.
+ *
+ * Exit status (every rank): 0 if each value read back was right, 1 if
+ * any was wrong or missing or setup failed.  A failing KVS write or sync
+ * leaves the collective phases unable to finish, so it aborts the job.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <float.h>
+#include <unistd.h>
+#include <time.h>
+#include <canopy/canopy.h>
+#include "kap_opts.h"
+#include "kap_roles.h"
+#include "kap_stats.h"
+#include "kap_report.h"
+
+enum {
+    KAP_NAME_MAX = 512,
+    KAP_OPEN_TRIES = 5,
+    KAP_MAX_REPORTED = 5,   /* wrong values printed per rank */
+};
+
+struct kap_ctx {
+    struct kap_config cfg;
+    int rank;
+    int size;
+    canopy_t *h;
+    char *uri;
+    int nuris;
+    struct tstat stat[KAP_NMETRICS];
+    double wall[KAP_NPHASES];       /* seconds; -1: no part in the phase */
+    long errors;
+    unsigned char *buf;
+};
+
+static double now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void say (struct kap_ctx *ctx, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+static void say (struct kap_ctx *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    char msg[1024];
+
+    va_start (ap, fmt);
+    vsnprintf (msg, sizeof (msg), fmt, ap);
+    va_end (ap);
+    fprintf (stderr, "kap: rank %d: %s\n", ctx->rank, msg);
+}
+
+static void die (struct kap_ctx *ctx, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3), noreturn));
+static void die (struct kap_ctx *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    char msg[1024];
+
+    va_start (ap, fmt);
+    vsnprintf (msg, sizeof (msg), fmt, ap);
+    va_end (ap);
+    fprintf (stderr, "kap: rank %d: %s\n", ctx->rank, msg);
+    fflush (stderr);
+    MPI_Abort (MPI_COMM_WORLD, 1);
+    exit (1);
+}
+
+static const char *kvs_error (struct kap_ctx *ctx)
+{
+    const char *s = ctx->h ? kvs_errstr (ctx->h) : NULL;
+    return s ? s : strerror (errno);
+}
+
+/* Line (rank mod lines) of the URI file; blank lines and '#' comments
+ * are skipped.  NULL with a message in errbuf on failure.
+ */
+static char *uri_from_file (const char *path, int rank, int *nuris,
+                            char *errbuf, size_t errlen)
+{
+    FILE *f = fopen (path, "r");
+    char line[4096];
+    char **uris = NULL;
+    int n = 0;
+    char *result = NULL;
+
+    if (!f) {
+        snprintf (errbuf, errlen, "cannot open --uri-file %s: %s", path,
+                  strerror (errno));
+        return NULL;
+    }
+    while (fgets (line, sizeof (line), f)) {
+        char *s = line + strspn (line, " \t");
+        s[strcspn (s, " \t\r\n")] = '\0';
+        if (*s == '\0' || *s == '#')
+            continue;
+        char **nu = realloc (uris, sizeof (char *) * (n + 1));
+        if (!nu || !(nu[n] = strdup (s))) {
+            if (nu)
+                uris = nu;
+            snprintf (errbuf, errlen, "out of memory");
+            goto done;
+        }
+        uris = nu;
+        n++;
+    }
+    if (n == 0) {
+        snprintf (errbuf, errlen, "--uri-file %s holds no URI", path);
+        goto done;
+    }
+    if (!(result = strdup (uris[rank % n])))
+        snprintf (errbuf, errlen, "out of memory");
+    *nuris = n;
+done:
+    for (int i = 0; i < n; i++)
+        free (uris[i]);
+    free (uris);
+    fclose (f);
+    return result;
+}
+
+/* Connect this rank's handle.  Returns 0, or -1 after printing why. */
+static int connect_broker (struct kap_ctx *ctx)
+{
+    char errbuf[256];
+    canopy_error_t error = { .text = "" };
+
+    if (ctx->cfg.uri_file) {
+        ctx->uri = uri_from_file (ctx->cfg.uri_file, ctx->rank, &ctx->nuris,
+                                  errbuf, sizeof (errbuf));
+        if (!ctx->uri) {
+            say (ctx, "%s", errbuf);
+            return -1;
+        }
+    }
+    else if (!getenv ("CANOPY_URI")) {
+        say (ctx, "no broker to connect to: run under 'canopy run', inside"
+             " an instance (CANOPY_URI), or give --uri-file");
+        return -1;
+    }
+    for (int i = 0; i < KAP_OPEN_TRIES; i++) {
+        if ((ctx->h = canopy_open (ctx->uri, 0, &error)))
+            return 0;
+        if (errno != ENOENT && errno != ECONNREFUSED)
+            break;
+        sleep (1);
+    }
+    say (ctx, "cannot connect to %s: %s",
+         ctx->uri ? ctx->uri : getenv ("CANOPY_URI"),
+         error.text[0] ? error.text : strerror (errno));
+    return -1;
+}
+
+/* A barrier that sleeps instead of spinning.  MPI libraries busy-poll in
+ * blocking collectives; on a node shared with the brokers, ranks waiting
+ * there would steal the CPU the ranks still being measured (and their
+ * brokers) need.  Used wherever some ranks may still be timing.
+ */
+static void quiet_barrier (void)
+{
+    MPI_Request req;
+    int done = 0;
+    long ns = 20 * 1000;        /* back off from 20 us to 5 ms */
+
+    MPI_Ibarrier (MPI_COMM_WORLD, &req);
+    for (;;) {
+        MPI_Test (&req, &done, MPI_STATUS_IGNORE);
+        if (done)
+            break;
+        struct timespec ts = { .tv_sec = 0, .tv_nsec = ns };
+        nanosleep (&ts, NULL);
+        if (ns < 5 * 1000 * 1000)
+            ns *= 2;
+    }
+}
+
+/* Rank 0 makes every directory of every iteration, then every rank waits
+ * until its broker has that version: the puts then land in existing
+ * directories, as in the original tester.
+ */
+static void setup_dirs (struct kap_ctx *ctx)
+{
+    const struct kap_config *cfg = &ctx->cfg;
+    char key[KAP_NAME_MAX];
+    int version = 0;
+
+    if (ctx->rank == 0) {
+        for (int it = 0; it < cfg->iter_producer; it++) {
+            for (int d = 0; d < cfg->ndirs; d++) {
+                kap_dir_key (cfg, it, d, key, sizeof (key));
+                if (kvs_mkdir (ctx->h, key) < 0)
+                    die (ctx, "kvs_mkdir %s: %s", key, kvs_error (ctx));
+            }
+        }
+        if (kvs_commit (ctx->h, 0) < 0)
+            die (ctx, "kvs_commit (directories): %s", kvs_error (ctx));
+        if (kvs_get_version (ctx->h, &version) < 0)
+            die (ctx, "kvs_get_version: %s", kvs_error (ctx));
+    }
+    quiet_barrier ();
+    MPI_Bcast (&version, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (kvs_wait_version (ctx->h, version) < 0)
+        die (ctx, "kvs_wait_version %d: %s", version, kvs_error (ctx));
+}
+
+static void producer_phase (struct kap_ctx *ctx)
+{
+    const struct kap_config *cfg = &ctx->cfg;
+    char key[KAP_NAME_MAX], name[KAP_NAME_MAX], what[64];
+    double t0 = now (), a, b;
+
+    for (int it = 0; it < cfg->iter_producer; it++) {
+        for (int k = 0; k < cfg->keys_per_iter; k++) {
+            kap_key (cfg, it, ctx->rank, k, key, sizeof (key));
+            kap_value_fill (cfg, it, ctx->rank, k, ctx->buf);
+            a = now ();
+            if (kvs_put_raw (ctx->h, key, ctx->buf, cfg->value_size) < 0)
+                die (ctx, "kvs_put %s: %s", key, kvs_error (ctx));
+            b = now ();
+            tstat_push (&ctx->stat[KAP_PUT], b - a);
+        }
+        if (cfg->iter_commit > 0 && (it + 1) % cfg->iter_commit == 0) {
+            int rc;
+            a = now ();
+            if (cfg->commit_type == KAP_COMMIT_FENCE) {
+                snprintf (what, sizeof (what), "commit.%d", it);
+                kap_name (cfg, what, name, sizeof (name));
+                rc = kvs_fence (ctx->h, name, cfg->nproducers, 0);
+            }
+            else
+                rc = kvs_commit (ctx->h, 0);
+            b = now ();
+            if (rc < 0)
+                die (ctx, "%s at iteration %d: %s",
+                     cfg->commit_type == KAP_COMMIT_FENCE ? "kvs_fence"
+                                                          : "kvs_commit",
+                     it, kvs_error (ctx));
+            tstat_push (&ctx->stat[KAP_COMMIT], b - a);
+        }
+    }
+    ctx->wall[KAP_PHASE_PRODUCER] = now () - t0;
+}
+
+static int wait_causal_event (struct kap_ctx *ctx, const char *topic)
+{
+    struct canopy_match match = CANOPY_MATCH_EVENT;
+    canopy_msg_t *msg;
+    int version;
+
+    match.topic_glob = topic;
+    if (!(msg = canopy_recv (ctx->h, match, 0)))
+        die (ctx, "receiving event %s: %s", topic, strerror (errno));
+    if (canopy_event_unpack (msg, NULL, "{s:i}", "version", &version) < 0)
+        die (ctx, "event %s has no version", topic);
+    canopy_msg_decref (msg);
+    return version;
+}
+
+static void sync_phase (struct kap_ctx *ctx)
+{
+    const struct kap_config *cfg = &ctx->cfg;
+    bool producer = kap_is_producer (cfg, ctx->rank);
+    bool consumer = kap_is_consumer (cfg, ctx->rank);
+    char name[KAP_NAME_MAX];
+    double t0 = now ();
+
+    if (!producer && !consumer)
+        return;
+    if (cfg->sync_type == KAP_SYNC_FENCE) {
+        kap_name (cfg, "sync", name, sizeof (name));
+        if (kvs_fence (ctx->h, name, kap_nactors (cfg), 0) < 0)
+            die (ctx, "kvs_fence %s: %s", name, kvs_error (ctx));
+    }
+    else {
+        if (producer) {
+            kap_name (cfg, "psync", name, sizeof (name));
+            if (kvs_fence (ctx->h, name, cfg->nproducers, 0) < 0)
+                die (ctx, "kvs_fence %s: %s", name, kvs_error (ctx));
+        }
+        kap_name (cfg, "causal", name, sizeof (name));
+        if (ctx->rank == 0) {
+            int version;
+            canopy_future_t *f;
+            if (kvs_get_version (ctx->h, &version) < 0)
+                die (ctx, "kvs_get_version: %s", kvs_error (ctx));
+            if (!(f = canopy_event_publish_pack (ctx->h, name, 0, "{s:i}",
+                                                 "version", version))
+                || canopy_future_get (f, NULL) < 0)
+                die (ctx, "publishing event %s: %s", name, strerror (errno));
+            canopy_future_destroy (f);
+        }
+        if (consumer) {
+            int version = wait_causal_event (ctx, name);
+            if (kvs_wait_version (ctx->h, version) < 0)
+                die (ctx, "kvs_wait_version %d: %s", version, kvs_error (ctx));
+        }
+    }
+    ctx->wall[KAP_PHASE_SYNC] = now () - t0;
+    tstat_push (&ctx->stat[KAP_SYNC], ctx->wall[KAP_PHASE_SYNC]);
+}
+
+/* Test hook (--inject-corruption): rank 0 overwrites the first value the
+ * first consumer will read, so the consumer phase must fail.
+ */
+static void inject_corruption (struct kap_ctx *ctx)
+{
+    const struct kap_config *cfg = &ctx->cfg;
+    int version = 0;
+
+    if (cfg->nconsumers == 0)
+        return;
+    quiet_barrier ();
+    if (ctx->rank == 0) {
+        char key[KAP_NAME_MAX];
+        int victim = kap_target (cfg, cfg->nprocs - cfg->nconsumers, 1);
+        kap_key (cfg, 0, victim, 0, key, sizeof (key));
+        kap_value_fill (cfg, 0, victim, 0, ctx->buf);
+        ctx->buf[0] ^= 0x5a;
+        if (kvs_put_raw (ctx->h, key, ctx->buf, cfg->value_size) < 0
+            || kvs_commit (ctx->h, 0) < 0
+            || kvs_get_version (ctx->h, &version) < 0)
+            die (ctx, "injecting corruption into %s: %s", key, kvs_error (ctx));
+        say (ctx, "injected a wrong value into %s", key);
+    }
+    quiet_barrier ();
+    MPI_Bcast (&version, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (kvs_wait_version (ctx->h, version) < 0)
+        die (ctx, "kvs_wait_version %d: %s", version, kvs_error (ctx));
+}
+
+/* Get key k of producer p in iteration it, time it, check the value. */
+static void consume_one (struct kap_ctx *ctx, int it, int p, int k)
+{
+    const struct kap_config *cfg = &ctx->cfg;
+    char key[KAP_NAME_MAX];
+    void *data = NULL;
+    size_t len = 0;
+    double a, b;
+    int rc;
+
+    kap_key (cfg, it, p, k, key, sizeof (key));
+    a = now ();
+    rc = kvs_get_raw (ctx->h, key, &data, &len);
+    b = now ();
+    tstat_push (&ctx->stat[KAP_GET], b - a);
+    if (rc < 0) {
+        if (ctx->errors++ < KAP_MAX_REPORTED)
+            say (ctx, "get %s: %s", key, kvs_error (ctx));
+    }
+    else if (!kap_value_check (cfg, it, p, k, data, len)) {
+        if (ctx->errors++ < KAP_MAX_REPORTED)
+            say (ctx, "get %s: wrong value (%zu bytes, expected the %d bytes"
+                 " producer %d wrote)", key, len, cfg->value_size, p);
+    }
+    free (data);
+}
+
+static void consumer_phase (struct kap_ctx *ctx)
+{
+    const struct kap_config *cfg = &ctx->cfg;
+    double t0;
+
+    if (cfg->read_rank >= 0 && kvs_set_rank (ctx->h, cfg->read_rank) < 0)
+        die (ctx, "kvs_set_rank %d: %s", cfg->read_rank, strerror (errno));
+    t0 = now ();
+
+    for (int it = 0; it < cfg->iter_consumer; it++) {
+        for (int i = 1; i <= cfg->access_count; i++) {
+            int p = kap_target (cfg, ctx->rank, i);
+            for (int k = 0; k < cfg->keys_per_iter; k++)
+                consume_one (ctx, it, p, k);
+        }
+    }
+    ctx->wall[KAP_PHASE_CONSUMER] = now () - t0;
+}
+
+static void vac_reduce_op (void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    kap_vac_merge_n (in, inout, *len);
+}
+
+/* Merge everything on rank 0 (res is only meaningful there); every rank
+ * learns the total error count.
+ */
+static void gather_results (struct kap_ctx *ctx, struct kap_result *res)
+{
+    double vac[KAP_NMETRICS][KAP_VAC_LEN];
+    double merged[KAP_NMETRICS][KAP_VAC_LEN];
+    double wmax[KAP_NPHASES], wmin[KAP_NPHASES];
+    MPI_Datatype vac_type;
+    MPI_Op vac_op;
+    long errors;
+
+    quiet_barrier ();   /* others may still be in the consumer phase */
+    for (int m = 0; m < KAP_NMETRICS; m++)
+        kap_vac_from_tstat (&ctx->stat[m], vac[m]);
+    MPI_Type_contiguous (KAP_VAC_LEN, MPI_DOUBLE, &vac_type);
+    MPI_Type_commit (&vac_type);
+    MPI_Op_create (vac_reduce_op, 1, &vac_op);
+    MPI_Reduce (vac, merged, KAP_NMETRICS, vac_type, vac_op, 0, MPI_COMM_WORLD);
+    MPI_Op_free (&vac_op);
+    MPI_Type_free (&vac_type);
+
+    /* Ranks without a part in a phase count for neither max nor min. */
+    for (int p = 0; p < KAP_NPHASES; p++) {
+        wmax[p] = ctx->wall[p] < 0 ? 0 : ctx->wall[p];
+        wmin[p] = ctx->wall[p] < 0 ? DBL_MAX : ctx->wall[p];
+    }
+    MPI_Reduce (wmax, res->wall_max, KAP_NPHASES, MPI_DOUBLE, MPI_MAX, 0,
+                MPI_COMM_WORLD);
+    MPI_Reduce (wmin, res->wall_min, KAP_NPHASES, MPI_DOUBLE, MPI_MIN, 0,
+                MPI_COMM_WORLD);
+    MPI_Allreduce (&ctx->errors, &errors, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    res->errors = errors;
+    if (ctx->rank == 0) {
+        uint32_t size;
+        for (int m = 0; m < KAP_NMETRICS; m++)
+            kap_vac_summary (merged[m], &res->metric[m]);
+        for (int p = 0; p < KAP_NPHASES; p++) {
+            if (res->wall_min[p] == DBL_MAX)
+                res->wall_min[p] = 0;
+        }
+        res->brokers = canopy_get_size (ctx->h, &size) == 0 ? (int)size : -1;
+        res->nuris = ctx->nuris;
+    }
+}
+
+static int write_json (struct kap_ctx *ctx, const struct kap_result *res)
+{
+    json_t *doc = kap_report_json (&ctx->cfg, res);
+    int rc = -1;
+
+    if (!doc) {
+        say (ctx, "building the JSON report: %s", strerror (errno));
+        return -1;
+    }
+    if (json_dump_file (doc, ctx->cfg.json_file, JSON_INDENT (2)) < 0)
+        say (ctx, "cannot write %s", ctx->cfg.json_file);
+    else
+        rc = 0;
+    json_decref (doc);
+    return rc;
+}
+
+int main (int argc, char *argv[])
+{
+    struct kap_ctx ctx;
+    struct kap_result res;
+    char errbuf[256];
+    int ok, all_ok;
+    int rc = 1;
+
+    memset (&ctx, 0, sizeof (ctx));
+    memset (&res, 0, sizeof (res));
+    MPI_Init (&argc, &argv);
+    MPI_Comm_rank (MPI_COMM_WORLD, &ctx.rank);
+    MPI_Comm_size (MPI_COMM_WORLD, &ctx.size);
+
+    /* Every rank parses the same argv, so they agree on failure. */
+    if (kap_opts_parse (&ctx.cfg, argc, argv, ctx.size, errbuf,
+                        sizeof (errbuf)) < 0) {
+        if (ctx.rank == 0)
+            fprintf (stderr, "kap: %s\n", errbuf);
+        goto done;
+    }
+    if (ctx.cfg.help) {
+        if (ctx.rank == 0)
+            fputs (kap_opts_usage (), stdout);
+        rc = 0;
+        goto done_opts;
+    }
+    if (ctx.rank == 0 && ctx.cfg.list_config) {
+        kap_config_print (stdout, &ctx.cfg);
+        fflush (stdout);
+    }
+
+    ok = connect_broker (&ctx) == 0
+         && (ctx.buf = malloc (ctx.cfg.value_size)) != NULL;
+    MPI_Allreduce (&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (!all_ok) {
+        if (ctx.rank == 0)
+            fprintf (stderr, "kap: not every rank could connect to a broker\n");
+        goto done_opts;
+    }
+    for (int m = 0; m < KAP_NMETRICS; m++)
+        tstat_init (&ctx.stat[m]);
+    for (int p = 0; p < KAP_NPHASES; p++)
+        ctx.wall[p] = -1;
+
+    /* Setup (untimed), then the setup barrier. */
+    setup_dirs (&ctx);
+    if (ctx.cfg.sync_type == KAP_SYNC_CAUSAL
+        && kap_is_consumer (&ctx.cfg, ctx.rank)) {
+        char topic[KAP_NAME_MAX];
+        kap_name (&ctx.cfg, "causal", topic, sizeof (topic));
+        if (canopy_event_subscribe (ctx.h, topic) < 0)
+            die (&ctx, "subscribing to %s: %s", topic, strerror (errno));
+    }
+    /* The setup barrier: gather without spinning, then leave together
+     * (a sleeping rank would wake late and start its phases late).
+     */
+    quiet_barrier ();
+    MPI_Barrier (MPI_COMM_WORLD);
+
+    double t0 = now ();
+    if (kap_is_producer (&ctx.cfg, ctx.rank))
+        producer_phase (&ctx);
+    sync_phase (&ctx);
+    double t1 = now ();
+    if (ctx.cfg.inject_corruption)
+        inject_corruption (&ctx);
+    double t2 = now ();
+    if (kap_is_consumer (&ctx.cfg, ctx.rank))
+        consumer_phase (&ctx);
+    if (ctx.rank < ctx.cfg.nprocs)
+        ctx.wall[KAP_PHASE_TOTAL] = (now () - t2) + (t1 - t0);
+
+    gather_results (&ctx, &res);
+    rc = res.errors > 0 ? 1 : 0;
+    if (ctx.rank == 0) {
+        kap_report_print (stdout, &ctx.cfg, &res);
+        fflush (stdout);
+        if (ctx.cfg.json_file && write_json (&ctx, &res) < 0)
+            rc = 1;
+    }
+    MPI_Bcast (&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+done_opts:
+    canopy_close (ctx.h);
+    free (ctx.uri);
+    free (ctx.buf);
+    kap_opts_free (&ctx.cfg);
+done:
+    MPI_Finalize ();
+    return rc;
+}

@@ -1,0 +1,208 @@
+/* kap_report.c - format KAP's results (see kap_report.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kap_report.h"
+
+static const char *metric_names[KAP_NMETRICS] = {
+    "put", "commit", "sync", "get",
+};
+static const int metric_phase[KAP_NMETRICS] = {
+    KAP_PHASE_PRODUCER, KAP_PHASE_PRODUCER, KAP_PHASE_SYNC, KAP_PHASE_CONSUMER,
+};
+static const char *phase_names[KAP_NPHASES] = {
+    "producer", "sync", "consumer", "total",
+};
+
+const char *kap_metric_name (int metric)
+{
+    return metric >= 0 && metric < KAP_NMETRICS ? metric_names[metric] : NULL;
+}
+
+const char *kap_phase_name (int phase)
+{
+    return phase >= 0 && phase < KAP_NPHASES ? phase_names[phase] : NULL;
+}
+
+int kap_metric_phase (int metric)
+{
+    return metric >= 0 && metric < KAP_NMETRICS ? metric_phase[metric] : -1;
+}
+
+static bool has_bandwidth (int metric)
+{
+    return metric == KAP_PUT || metric == KAP_GET;
+}
+
+double kap_throughput (const struct kap_result *res, int metric)
+{
+    int phase = kap_metric_phase (metric);
+    if (phase < 0 || res->wall_max[phase] <= 0)
+        return 0;
+    return res->metric[metric].count / res->wall_max[phase];
+}
+
+double kap_bandwidth (const struct kap_config *cfg,
+                      const struct kap_result *res, int metric)
+{
+    if (!has_bandwidth (metric))
+        return 0;
+    return kap_throughput (res, metric) * cfg->value_size;
+}
+
+static const double us = 1e6;
+
+static json_t *metric_json (const struct kap_config *cfg,
+                            const struct kap_result *res, int m)
+{
+    const struct kap_summary *s = &res->metric[m];
+    json_t *o = json_pack ("{s:f s:i s:f s:f s:f s:f"
+                           " s:{s:f s:f s:f} s:{s:f s:f s:f} s:f}",
+                           "count", s->count,
+                           "ranks", s->nranks,
+                           "max_us", s->max * us,
+                           "min_us", s->min * us,
+                           "mean_us", s->mean * us,
+                           "stddev_us", s->stddev * us,
+                           "rank_mean_us",
+                             "min", s->rank_mean_min * us,
+                             "max", s->rank_mean_max * us,
+                             "avg", s->rank_mean_avg * us,
+                           "rank_stddev_us",
+                             "min", s->rank_std_min * us,
+                             "max", s->rank_std_max * us,
+                             "avg", s->rank_std_avg * us,
+                           "throughput_ops", kap_throughput (res, m));
+    if (o && has_bandwidth (m)) {
+        json_t *bw = json_real (kap_bandwidth (cfg, res, m));
+        if (!bw || json_object_set_new (o, "bandwidth_Bps", bw) < 0) {
+            json_decref (o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
+json_t *kap_report_json (const struct kap_config *cfg,
+                         const struct kap_result *res)
+{
+    json_t *doc = NULL, *config, *metrics, *wall;
+
+    if (!cfg || !res) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(config = kap_config_json (cfg)))
+        goto nomem;
+    if (!(doc = json_pack ("{s:i s:o s:i s:i s:I s:b s:{} s:{}}",
+                           "kap", 1,
+                           "config", config,
+                           "brokers", res->brokers,
+                           "uris", res->nuris,
+                           "errors", (json_int_t)res->errors,
+                           "ok", res->errors == 0,
+                           "metrics",
+                           "wallclock")))
+        goto nomem;
+    metrics = json_object_get (doc, "metrics");
+    wall = json_object_get (doc, "wallclock");
+    for (int m = 0; m < KAP_NMETRICS; m++) {
+        json_t *o = metric_json (cfg, res, m);
+        if (!o || json_object_set_new (metrics, metric_names[m], o) < 0)
+            goto nomem;
+    }
+    for (int p = 0; p < KAP_NPHASES; p++) {
+        json_t *o = json_pack ("{s:f s:f}",
+                               "max_us", res->wall_max[p] * us,
+                               "min_us", res->wall_min[p] * us);
+        if (!o || json_object_set_new (wall, phase_names[p], o) < 0)
+            goto nomem;
+    }
+    return doc;
+nomem:
+    json_decref (doc);
+    errno = ENOMEM;
+    return NULL;
+}
+
+void kap_config_print (FILE *f, const struct kap_config *cfg)
+{
+    json_t *o = kap_config_json (cfg);
+    const char *key;
+    json_t *val;
+
+    if (!o)
+        return;
+    json_object_foreach (o, key, val) {
+        char *s = json_dumps (val, JSON_ENCODE_ANY);
+        const char *text = s;
+        if (json_is_string (val))
+            text = json_string_value (val);
+        fprintf (f, "%-18s = %s\n", key, text ? text : "?");
+        free (s);
+    }
+    json_decref (o);
+}
+
+static void human_size (char *buf, size_t len, double bytes)
+{
+    if (bytes >= 1024 * 1024)
+        snprintf (buf, len, "%.1f MiB", bytes / (1024 * 1024));
+    else if (bytes >= 1024)
+        snprintf (buf, len, "%.1f KiB", bytes / 1024);
+    else
+        snprintf (buf, len, "%.0f B", bytes);
+}
+
+void kap_report_print (FILE *f, const struct kap_config *cfg,
+                       const struct kap_result *res)
+{
+    char vs[32];
+
+    human_size (vs, sizeof (vs), cfg->value_size);
+    fprintf (f, "KAP: %d procs (%d producers, %d consumers) over ",
+             cfg->nprocs, cfg->nproducers, cfg->nconsumers);
+    if (res->brokers > 0)
+        fprintf (f, "%d brokers", res->brokers);
+    else
+        fprintf (f, "? brokers");
+    int puts = cfg->iter_producer * cfg->keys_per_iter;
+    int gets = cfg->iter_consumer * cfg->access_count * cfg->keys_per_iter;
+    fprintf (f, "; value %s, %d put%s/producer, %d get%s/consumer\n",
+             vs, puts, puts == 1 ? "" : "s", gets, gets == 1 ? "" : "s");
+    fprintf (f, "     sync %s, commit every %d (%s), %d dir%s, %s values,"
+             " instance %d\n",
+             cfg->sync_type == KAP_SYNC_FENCE ? "fence" : "causal",
+             cfg->iter_commit,
+             cfg->commit_type == KAP_COMMIT_FENCE ? "fence" : "serial",
+             cfg->ndirs, cfg->ndirs == 1 ? "" : "s",
+             cfg->redundant ? "redundant" : "unique", cfg->instance);
+    fprintf (f, "%-7s %8s %10s %10s %10s %10s %12s %12s\n",
+             "op", "count", "max(ms)", "min(ms)", "mean(ms)", "std(ms)",
+             "ops/s", "bandwidth");
+    for (int m = 0; m < KAP_NMETRICS; m++) {
+        const struct kap_summary *s = &res->metric[m];
+        if (s->count == 0) {
+            fprintf (f, "%-7s %8s\n", metric_names[m], "-");
+            continue;
+        }
+        char bw[32] = "-";
+        if (has_bandwidth (m)) {
+            human_size (bw, sizeof (bw), kap_bandwidth (cfg, res, m));
+            strncat (bw, "/s", sizeof (bw) - strlen (bw) - 1);
+        }
+        fprintf (f, "%-7s %8.0f %10.3f %10.3f %10.3f %10.3f %12.0f %12s\n",
+                 metric_names[m], s->count, s->max * 1e3, s->min * 1e3,
+                 s->mean * 1e3, s->stddev * 1e3, kap_throughput (res, m), bw);
+    }
+    fprintf (f, "%-9s %10s %10s\n", "phase", "max(ms)", "min(ms)");
+    for (int p = 0; p < KAP_NPHASES; p++)
+        fprintf (f, "%-9s %10.3f %10.3f\n", phase_names[p],
+                 res->wall_max[p] * 1e3, res->wall_min[p] * 1e3);
+    if (res->errors > 0)
+        fprintf (f, "FAILED: %ld value%s read back wrong or missing\n",
+                 res->errors, res->errors == 1 ? "" : "s");
+    else
+        fprintf (f, "all %.0f values read back were checked and correct\n",
+                 res->metric[KAP_GET].count);
+}

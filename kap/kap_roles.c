@@ -1,0 +1,128 @@
+/* kap_roles.c - roles, key names and checkable values (see kap_roles.h).
+ *
+ * Values come from a splitmix64 stream: cheap, deterministic, and any
+ * change to a byte, the length or the (iteration, producer) it belongs to
+ * is detected by kap_value_check.
+ */
+#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+#include "kap_roles.h"
+
+bool kap_is_producer (const struct kap_config *cfg, int rank)
+{
+    return rank >= 0 && rank < cfg->nproducers;
+}
+
+bool kap_is_consumer (const struct kap_config *cfg, int rank)
+{
+    return rank < cfg->nprocs && rank >= cfg->nprocs - cfg->nconsumers;
+}
+
+int kap_nactors (const struct kap_config *cfg)
+{
+    int n = 0;
+    for (int r = 0; r < cfg->nprocs; r++) {
+        if (kap_is_producer (cfg, r) || kap_is_consumer (cfg, r))
+            n++;
+    }
+    return n;
+}
+
+int kap_target (const struct kap_config *cfg, int rank, int i)
+{
+    if (!kap_is_consumer (cfg, rank) || i < 1 || i > cfg->access_count)
+        return -1;
+    long k = rank - (cfg->nprocs - cfg->nconsumers);
+    long mapped = k % cfg->nproducers;
+    return (int)((mapped + (long)cfg->access_stride * i) % cfg->nproducers);
+}
+
+int kap_dir_of (const struct kap_config *cfg, int producer)
+{
+    return producer % cfg->ndirs;
+}
+
+int kap_key (const struct kap_config *cfg, int iter, int producer, int k,
+             char *buf, size_t len)
+{
+    if (iter < 0 || producer < 0 || producer >= cfg->nproducers
+        || k < 0 || k >= cfg->keys_per_iter)
+        return -1;
+    if (cfg->keys_per_iter == 1)
+        return snprintf (buf, len, "kap.%d.%d.%d.%d", cfg->instance, iter,
+                         kap_dir_of (cfg, producer), producer);
+    return snprintf (buf, len, "kap.%d.%d.%d.%d-%d", cfg->instance, iter,
+                     kap_dir_of (cfg, producer), producer, k);
+}
+
+int kap_dir_key (const struct kap_config *cfg, int iter, int dir,
+                 char *buf, size_t len)
+{
+    if (iter < 0 || dir < 0 || dir >= cfg->ndirs)
+        return -1;
+    return snprintf (buf, len, "kap.%d.%d.%d", cfg->instance, iter, dir);
+}
+
+int kap_name (const struct kap_config *cfg, const char *what,
+              char *buf, size_t len)
+{
+    if (!what)
+        return -1;
+    return snprintf (buf, len, "kap.%d.%s", cfg->instance, what);
+}
+
+static uint64_t splitmix64 (uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static uint64_t value_seed (const struct kap_config *cfg, int iter,
+                            int producer, int k)
+{
+    uint64_t s = (uint64_t)(uint32_t)cfg->instance;
+    s = s * 0x100000001b3ULL ^ (uint64_t)(uint32_t)iter;
+    s = s * 0x100000001b3ULL ^ (uint64_t)(uint32_t)k;
+    s = s * 0x100000001b3ULL ^ (cfg->redundant ? 0xffffffffULL
+                                               : (uint64_t)(uint32_t)producer);
+    return s;
+}
+
+void kap_value_fill (const struct kap_config *cfg, int iter, int producer,
+                     int k, void *buf)
+{
+    uint64_t state = value_seed (cfg, iter, producer, k);
+    unsigned char *p = buf;
+    size_t left = cfg->value_size;
+
+    while (left > 0) {
+        uint64_t x = splitmix64 (&state);
+        size_t n = left < sizeof (x) ? left : sizeof (x);
+        memcpy (p, &x, n);
+        p += n;
+        left -= n;
+    }
+}
+
+bool kap_value_check (const struct kap_config *cfg, int iter, int producer,
+                      int k, const void *data, size_t len)
+{
+    uint64_t state = value_seed (cfg, iter, producer, k);
+    const unsigned char *p = data;
+    size_t left = len;
+
+    if (!data || len != (size_t)cfg->value_size)
+        return false;
+    while (left > 0) {
+        uint64_t x = splitmix64 (&state);
+        size_t n = left < sizeof (x) ? left : sizeof (x);
+        if (memcmp (p, &x, n) != 0)
+            return false;
+        p += n;
+        left -= n;
+    }
+    return true;
+}
