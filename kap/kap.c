@@ -150,7 +150,7 @@ done:
 static int connect_broker (struct kap_ctx *ctx)
 {
     char errbuf[256];
-    canopy_error_t error;
+    canopy_error_t error = { .text = "" };
 
     if (ctx->cfg.uri_file) {
         ctx->uri = uri_from_file (ctx->cfg.uri_file, ctx->rank, &ctx->nuris,
@@ -178,6 +178,29 @@ static int connect_broker (struct kap_ctx *ctx)
     return -1;
 }
 
+/* A barrier that sleeps instead of spinning.  MPI libraries busy-poll in
+ * blocking collectives; on a node shared with the brokers, ranks waiting
+ * there would steal the CPU the ranks still being measured (and their
+ * brokers) need.  Used wherever some ranks may still be timing.
+ */
+static void quiet_barrier (void)
+{
+    MPI_Request req;
+    int done = 0;
+    long ns = 20 * 1000;        /* back off from 20 us to 5 ms */
+
+    MPI_Ibarrier (MPI_COMM_WORLD, &req);
+    for (;;) {
+        MPI_Test (&req, &done, MPI_STATUS_IGNORE);
+        if (done)
+            break;
+        struct timespec ts = { .tv_sec = 0, .tv_nsec = ns };
+        nanosleep (&ts, NULL);
+        if (ns < 5 * 1000 * 1000)
+            ns *= 2;
+    }
+}
+
 /* Rank 0 makes every directory of every iteration, then every rank waits
  * until its broker has that version: the puts then land in existing
  * directories, as in the original tester.
@@ -201,6 +224,7 @@ static void setup_dirs (struct kap_ctx *ctx)
         if (kvs_get_version (ctx->h, &version) < 0)
             die (ctx, "kvs_get_version: %s", kvs_error (ctx));
     }
+    quiet_barrier ();
     MPI_Bcast (&version, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (kvs_wait_version (ctx->h, version) < 0)
         die (ctx, "kvs_wait_version %d: %s", version, kvs_error (ctx));
@@ -213,13 +237,15 @@ static void producer_phase (struct kap_ctx *ctx)
     double t0 = now (), a, b;
 
     for (int it = 0; it < cfg->iter_producer; it++) {
-        kap_key (cfg, it, ctx->rank, key, sizeof (key));
-        kap_value_fill (cfg, it, ctx->rank, ctx->buf);
-        a = now ();
-        if (kvs_put_raw (ctx->h, key, ctx->buf, cfg->value_size) < 0)
-            die (ctx, "kvs_put %s: %s", key, kvs_error (ctx));
-        b = now ();
-        tstat_push (&ctx->stat[KAP_PUT], b - a);
+        for (int k = 0; k < cfg->keys_per_iter; k++) {
+            kap_key (cfg, it, ctx->rank, k, key, sizeof (key));
+            kap_value_fill (cfg, it, ctx->rank, k, ctx->buf);
+            a = now ();
+            if (kvs_put_raw (ctx->h, key, ctx->buf, cfg->value_size) < 0)
+                die (ctx, "kvs_put %s: %s", key, kvs_error (ctx));
+            b = now ();
+            tstat_push (&ctx->stat[KAP_PUT], b - a);
+        }
         if (cfg->iter_commit > 0 && (it + 1) % cfg->iter_commit == 0) {
             int rc;
             a = now ();
@@ -310,12 +336,12 @@ static void inject_corruption (struct kap_ctx *ctx)
 
     if (cfg->nconsumers == 0)
         return;
-    MPI_Barrier (MPI_COMM_WORLD);
+    quiet_barrier ();
     if (ctx->rank == 0) {
         char key[KAP_NAME_MAX];
         int victim = kap_target (cfg, cfg->nprocs - cfg->nconsumers, 1);
-        kap_key (cfg, 0, victim, key, sizeof (key));
-        kap_value_fill (cfg, 0, victim, ctx->buf);
+        kap_key (cfg, 0, victim, 0, key, sizeof (key));
+        kap_value_fill (cfg, 0, victim, 0, ctx->buf);
         ctx->buf[0] ^= 0x5a;
         if (kvs_put_raw (ctx->h, key, ctx->buf, cfg->value_size) < 0
             || kvs_commit (ctx->h, 0) < 0
@@ -323,40 +349,53 @@ static void inject_corruption (struct kap_ctx *ctx)
             die (ctx, "injecting corruption into %s: %s", key, kvs_error (ctx));
         say (ctx, "injected a wrong value into %s", key);
     }
+    quiet_barrier ();
     MPI_Bcast (&version, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (kvs_wait_version (ctx->h, version) < 0)
         die (ctx, "kvs_wait_version %d: %s", version, kvs_error (ctx));
 }
 
-static void consumer_phase (struct kap_ctx *ctx)
+/* Get key k of producer p in iteration it, time it, check the value. */
+static void consume_one (struct kap_ctx *ctx, int it, int p, int k)
 {
     const struct kap_config *cfg = &ctx->cfg;
     char key[KAP_NAME_MAX];
-    double t0 = now (), a, b;
+    void *data = NULL;
+    size_t len = 0;
+    double a, b;
+    int rc;
+
+    kap_key (cfg, it, p, k, key, sizeof (key));
+    a = now ();
+    rc = kvs_get_raw (ctx->h, key, &data, &len);
+    b = now ();
+    tstat_push (&ctx->stat[KAP_GET], b - a);
+    if (rc < 0) {
+        if (ctx->errors++ < KAP_MAX_REPORTED)
+            say (ctx, "get %s: %s", key, kvs_error (ctx));
+    }
+    else if (!kap_value_check (cfg, it, p, k, data, len)) {
+        if (ctx->errors++ < KAP_MAX_REPORTED)
+            say (ctx, "get %s: wrong value (%zu bytes, expected the %d bytes"
+                 " producer %d wrote)", key, len, cfg->value_size, p);
+    }
+    free (data);
+}
+
+static void consumer_phase (struct kap_ctx *ctx)
+{
+    const struct kap_config *cfg = &ctx->cfg;
+    double t0;
+
+    if (cfg->read_rank >= 0 && kvs_set_rank (ctx->h, cfg->read_rank) < 0)
+        die (ctx, "kvs_set_rank %d: %s", cfg->read_rank, strerror (errno));
+    t0 = now ();
 
     for (int it = 0; it < cfg->iter_consumer; it++) {
         for (int i = 1; i <= cfg->access_count; i++) {
             int p = kap_target (cfg, ctx->rank, i);
-            void *data = NULL;
-            size_t len = 0;
-            int rc;
-
-            kap_key (cfg, it, p, key, sizeof (key));
-            a = now ();
-            rc = kvs_get_raw (ctx->h, key, &data, &len);
-            b = now ();
-            tstat_push (&ctx->stat[KAP_GET], b - a);
-            if (rc < 0) {
-                if (ctx->errors++ < KAP_MAX_REPORTED)
-                    say (ctx, "get %s: %s", key, kvs_error (ctx));
-            }
-            else if (!kap_value_check (cfg, it, p, data, len)) {
-                if (ctx->errors++ < KAP_MAX_REPORTED)
-                    say (ctx, "get %s: wrong value (%zu bytes, expected the"
-                         " %d bytes producer %d wrote)", key, len,
-                         cfg->value_size, p);
-            }
-            free (data);
+            for (int k = 0; k < cfg->keys_per_iter; k++)
+                consume_one (ctx, it, p, k);
         }
     }
     ctx->wall[KAP_PHASE_CONSUMER] = now () - t0;
@@ -379,6 +418,7 @@ static void gather_results (struct kap_ctx *ctx, struct kap_result *res)
     MPI_Op vac_op;
     long errors;
 
+    quiet_barrier ();   /* others may still be in the consumer phase */
     for (int m = 0; m < KAP_NMETRICS; m++)
         kap_vac_from_tstat (&ctx->stat[m], vac[m]);
     MPI_Type_contiguous (KAP_VAC_LEN, MPI_DOUBLE, &vac_type);
@@ -483,6 +523,10 @@ int main (int argc, char *argv[])
         if (canopy_event_subscribe (ctx.h, topic) < 0)
             die (&ctx, "subscribing to %s: %s", topic, strerror (errno));
     }
+    /* The setup barrier: gather without spinning, then leave together
+     * (a sleeping rank would wake late and start its phases late).
+     */
+    quiet_barrier ();
     MPI_Barrier (MPI_COMM_WORLD);
 
     double t0 = now ();

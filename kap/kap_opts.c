@@ -27,6 +27,7 @@ static const struct option longopts[] = {
     { "cons-acc-count",   required_argument, NULL, 'c' },
     { "access-stride",    required_argument, NULL, 'a' },
     { "iter-producer",    required_argument, NULL, 'i' },
+    { "keys-per-iter",    required_argument, NULL, 'K' },
     { "iter-commit",      required_argument, NULL, 'f' },
     { "iter-commit-type", required_argument, NULL, 't' },
     { "iter-consumer",    required_argument, NULL, 'j' },
@@ -34,6 +35,7 @@ static const struct option longopts[] = {
     { "ndirs",            required_argument, NULL, 'd' },
     { "redundant-val",    no_argument,       NULL, 'e' },
     { "instance-num",     required_argument, NULL, 'n' },
+    { "read-rank",        required_argument, NULL, 'R' },
     { "list-config",      no_argument,       NULL, 'l' },
     { "uri-file",         required_argument, NULL, OPT_URI_FILE },
     { "json",             required_argument, NULL, OPT_JSON },
@@ -41,7 +43,7 @@ static const struct option longopts[] = {
     { "help",             no_argument,       NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
-static const char *shortopts = "+:T:P:C:p:c:a:i:f:t:j:s:d:en:lh";
+static const char *shortopts = "+:T:P:C:p:c:a:i:K:f:t:j:s:d:en:R:lh";
 
 static const char *usage_text =
 "Usage: kap [OPTIONS]\n"
@@ -58,8 +60,11 @@ static const char *usage_text =
 "  -c, --cons-acc-count=N    gets per consumer per iteration (default: 1)\n"
 "  -a, --access-stride=N     distance between the producers a consumer\n"
 "                            reads (default: 1)\n"
-"  -i, --iter-producer=N     puts per producer, one per iteration, each\n"
-"                            iteration in its own directory (default: 1)\n"
+"  -i, --iter-producer=N     producer iterations, each in its own\n"
+"                            directory (default: 1)\n"
+"  -K, --keys-per-iter=N     puts per producer per iteration; a consumer\n"
+"                            reads all N keys of each producer it reads\n"
+"                            (default: 1, as in the original tester)\n"
 "  -f, --iter-commit=N       commit every N producer iterations\n"
 "                            (default: 0, only the sync phase commits)\n"
 "  -t, --iter-commit-type=f|s  those commits are fences of all producers\n"
@@ -75,6 +80,8 @@ static const char *usage_text =
 "  -e, --redundant-val       every producer writes the same value\n"
 "  -n, --instance-num=N      namespace for keys and fences (default: 0);\n"
 "                            use a new one for each run in one instance\n"
+"  -R, --read-rank=N         consumers send their gets to broker N (routed\n"
+"                            over the tree) instead of their own broker\n"
 "  -l, --list-config         print the configuration before running\n"
 "      --uri-file=FILE       broker URIs, one per line (for mpirun)\n"
 "      --json=FILE           write the configuration and every figure\n"
@@ -151,12 +158,14 @@ static void set_defaults (struct kap_config *cfg, int size)
     cfg->access_count = 1;
     cfg->access_stride = 1;
     cfg->iter_producer = 1;
+    cfg->keys_per_iter = 1;
     cfg->iter_commit = 0;
     cfg->commit_type = KAP_COMMIT_FENCE;
     cfg->iter_consumer = 1;
     cfg->sync_type = KAP_SYNC_FENCE;
     cfg->ndirs = 1;
     cfg->instance = 0;
+    cfg->read_rank = -1;
 }
 
 #define FAIL(...) do { snprintf (errbuf, errlen, __VA_ARGS__); goto error; } while (0)
@@ -187,6 +196,8 @@ static int validate (struct kap_config *cfg, char *errbuf, size_t errlen)
         FAIL ("--access-stride must be at least 1.");
     if (cfg->iter_producer < 1)
         FAIL ("--iter-producer must be at least 1.");
+    if (cfg->keys_per_iter < 1)
+        FAIL ("--keys-per-iter must be at least 1.");
     if (cfg->iter_commit < 0)
         FAIL ("--iter-commit must be 0 (no intermediate commits) or more.");
     if (cfg->iter_consumer < 1)
@@ -198,6 +209,8 @@ static int validate (struct kap_config *cfg, char *errbuf, size_t errlen)
               cfg->nproducers);
     if (cfg->instance < 0)
         FAIL ("--instance-num must not be negative.");
+    if (cfg->read_rank < -1)
+        FAIL ("--read-rank must be a broker rank.");
     return 0;
 error:
     return -1;
@@ -227,10 +240,12 @@ int kap_opts_parse (struct kap_config *cfg, int argc, char *argv[], int size,
             case 'c': target = &cfg->access_count; name = "--cons-acc-count"; break;
             case 'a': target = &cfg->access_stride; name = "--access-stride"; break;
             case 'i': target = &cfg->iter_producer; name = "--iter-producer"; break;
+            case 'K': target = &cfg->keys_per_iter; name = "--keys-per-iter"; break;
             case 'f': target = &cfg->iter_commit; name = "--iter-commit"; break;
             case 'j': target = &cfg->iter_consumer; name = "--iter-consumer"; break;
             case 'd': target = &cfg->ndirs; name = "--ndirs"; break;
             case 'n': target = &cfg->instance; name = "--instance-num"; break;
+            case 'R': target = &cfg->read_rank; name = "--read-rank"; break;
             case 'p':
                 if (kap_parse_size (optarg, &cfg->value_size) < 0)
                     FAIL ("--value-size '%s' is not a size in bytes (k and m suffixes allowed).",
@@ -297,8 +312,8 @@ json_t *kap_config_json (const struct kap_config *cfg)
         errno = EINVAL;
         return NULL;
     }
-    json_t *o = json_pack ("{s:i s:i s:i s:i s:i s:i s:i s:i s:i s:s s:i s:s"
-                           " s:i s:b s:i}",
+    json_t *o = json_pack ("{s:i s:i s:i s:i s:i s:i s:i s:i s:i s:i s:s s:i"
+                           " s:s s:i s:b s:i s:i}",
                            "mpi_size", cfg->size,
                            "total_num_proc", cfg->nprocs,
                            "nproducers", cfg->nproducers,
@@ -307,6 +322,7 @@ json_t *kap_config_json (const struct kap_config *cfg)
                            "cons_acc_count", cfg->access_count,
                            "access_stride", cfg->access_stride,
                            "iter_producer", cfg->iter_producer,
+                           "keys_per_iter", cfg->keys_per_iter,
                            "iter_commit", cfg->iter_commit,
                            "iter_commit_type",
                            cfg->commit_type == KAP_COMMIT_FENCE ? "fence" : "serial",
@@ -315,7 +331,8 @@ json_t *kap_config_json (const struct kap_config *cfg)
                            cfg->sync_type == KAP_SYNC_FENCE ? "fence" : "causal",
                            "ndirs", cfg->ndirs,
                            "redundant_val", cfg->redundant,
-                           "instance_num", cfg->instance);
+                           "instance_num", cfg->instance,
+                           "read_rank", cfg->read_rank);
     if (!o)
         errno = ENOMEM;
     return o;

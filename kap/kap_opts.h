@@ -34,7 +34,8 @@ struct kap_config {
     int value_size;         /* -p: bytes per value */
     int access_count;       /* -c: gets per consumer per iteration */
     int access_stride;      /* -a: distance between producers read */
-    int iter_producer;      /* -i: puts per producer (one per iteration) */
+    int iter_producer;      /* -i: producer iterations */
+    int keys_per_iter;      /* -K: puts per producer per iteration */
     int iter_commit;        /* -f: commit every N iterations (0: never) */
     enum kap_commit_type commit_type;   /* -t f|s */
     int iter_consumer;      /* -j: iterations read (<= iter_producer) */
@@ -42,6 +43,7 @@ struct kap_config {
     int ndirs;              /* -d: directories the producers are spread over */
     bool redundant;         /* -e: every producer writes the same value */
     int instance;           /* -n: namespaces keys and fence names */
+    int read_rank;          /* -R: consumers read through this broker (-1: own) */
     bool list_config;       /* -l: print the configuration first */
     bool help;              /* -h */
     bool inject_corruption; /* hidden: overwrite a key before the gets */

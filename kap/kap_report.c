@@ -166,10 +166,10 @@ void kap_report_print (FILE *f, const struct kap_config *cfg,
         fprintf (f, "%d brokers", res->brokers);
     else
         fprintf (f, "? brokers");
+    int puts = cfg->iter_producer * cfg->keys_per_iter;
+    int gets = cfg->iter_consumer * cfg->access_count * cfg->keys_per_iter;
     fprintf (f, "; value %s, %d put%s/producer, %d get%s/consumer\n",
-             vs, cfg->iter_producer, cfg->iter_producer == 1 ? "" : "s",
-             cfg->iter_consumer * cfg->access_count,
-             cfg->iter_consumer * cfg->access_count == 1 ? "" : "s");
+             vs, puts, puts == 1 ? "" : "s", gets, gets == 1 ? "" : "s");
     fprintf (f, "     sync %s, commit every %d (%s), %d dir%s, %s values,"
              " instance %d\n",
              cfg->sync_type == KAP_SYNC_FENCE ? "fence" : "causal",

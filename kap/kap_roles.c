@@ -43,13 +43,17 @@ int kap_dir_of (const struct kap_config *cfg, int producer)
     return producer % cfg->ndirs;
 }
 
-int kap_key (const struct kap_config *cfg, int iter, int producer,
+int kap_key (const struct kap_config *cfg, int iter, int producer, int k,
              char *buf, size_t len)
 {
-    if (iter < 0 || producer < 0 || producer >= cfg->nproducers)
+    if (iter < 0 || producer < 0 || producer >= cfg->nproducers
+        || k < 0 || k >= cfg->keys_per_iter)
         return -1;
-    return snprintf (buf, len, "kap.%d.%d.%d.%d", cfg->instance, iter,
-                     kap_dir_of (cfg, producer), producer);
+    if (cfg->keys_per_iter == 1)
+        return snprintf (buf, len, "kap.%d.%d.%d.%d", cfg->instance, iter,
+                         kap_dir_of (cfg, producer), producer);
+    return snprintf (buf, len, "kap.%d.%d.%d.%d-%d", cfg->instance, iter,
+                     kap_dir_of (cfg, producer), producer, k);
 }
 
 int kap_dir_key (const struct kap_config *cfg, int iter, int dir,
@@ -76,19 +80,21 @@ static uint64_t splitmix64 (uint64_t *state)
     return z ^ (z >> 31);
 }
 
-static uint64_t value_seed (const struct kap_config *cfg, int iter, int producer)
+static uint64_t value_seed (const struct kap_config *cfg, int iter,
+                            int producer, int k)
 {
     uint64_t s = (uint64_t)(uint32_t)cfg->instance;
     s = s * 0x100000001b3ULL ^ (uint64_t)(uint32_t)iter;
+    s = s * 0x100000001b3ULL ^ (uint64_t)(uint32_t)k;
     s = s * 0x100000001b3ULL ^ (cfg->redundant ? 0xffffffffULL
                                                : (uint64_t)(uint32_t)producer);
     return s;
 }
 
 void kap_value_fill (const struct kap_config *cfg, int iter, int producer,
-                     void *buf)
+                     int k, void *buf)
 {
-    uint64_t state = value_seed (cfg, iter, producer);
+    uint64_t state = value_seed (cfg, iter, producer, k);
     unsigned char *p = buf;
     size_t left = cfg->value_size;
 
@@ -102,9 +108,9 @@ void kap_value_fill (const struct kap_config *cfg, int iter, int producer,
 }
 
 bool kap_value_check (const struct kap_config *cfg, int iter, int producer,
-                      const void *data, size_t len)
+                      int k, const void *data, size_t len)
 {
-    uint64_t state = value_seed (cfg, iter, producer);
+    uint64_t state = value_seed (cfg, iter, producer, k);
     const unsigned char *p = data;
     size_t left = len;
 

@@ -7,9 +7,10 @@
  *   consumer k (k = rank - (T-C)) is mapped onto producer k mod P and on
  *   access i (1..c) reads producer (mapped + stride*i) mod P
  *   key        kap.<instance>.<iteration>.<directory>.<producer>, the
- *              directory being producer mod ndirs
+ *              directory being producer mod ndirs; with --keys-per-iter
+ *              K > 1 the producer's K keys end in <producer>-<k>
  *   value      value_size pseudo-random bytes seeded by (instance,
- *              iteration, producer), or by (instance, iteration) alone
+ *              iteration, producer, k), or by (instance, iteration, k)
  *              with --redundant-val, so a consumer can check every byte.
  */
 #ifndef KAP_ROLES_H
@@ -36,7 +37,7 @@ int kap_dir_of (const struct kap_config *cfg, int producer);
 /* Names, written into buf (snprintf semantics: returns the length that
  * was needed, -1 on a bad argument).
  */
-int kap_key (const struct kap_config *cfg, int iter, int producer,
+int kap_key (const struct kap_config *cfg, int iter, int producer, int k,
              char *buf, size_t len);
 int kap_dir_key (const struct kap_config *cfg, int iter, int dir,
                  char *buf, size_t len);
@@ -44,11 +45,13 @@ int kap_dir_key (const struct kap_config *cfg, int iter, int dir,
 int kap_name (const struct kap_config *cfg, const char *what,
               char *buf, size_t len);
 
-/* Fill buf with the value_size bytes that 'producer' writes in 'iter'. */
+/* Fill buf with the value_size bytes of key k that 'producer' writes in
+ * 'iter'.
+ */
 void kap_value_fill (const struct kap_config *cfg, int iter, int producer,
-                     void *buf);
+                     int k, void *buf);
 /* True if (data, len) is exactly that value. */
 bool kap_value_check (const struct kap_config *cfg, int iter, int producer,
-                      const void *data, size_t len);
+                      int k, const void *data, size_t len);
 
 #endif

@@ -1,1 +1,52 @@
-# placeholder
+# plot.gp - the three KAP figures from kap-sweep's median tables.
+#
+# gnuplot -e "dir='OUT'; sizes='8 64 ...'; rsizes='64 ...'; gets='1 4 16';
+#             dirkeys=16; ppb=2" plot.gp
+# reads OUT/fig1.dat, fig2.dat, fig3.dat (first column: ranks; then one
+# column per series, in the order of the lists; '?' marks a missing point)
+# and writes OUT/fig1-put.png, fig2-fence.png, fig3-get.png.
+
+set terminal pngcairo size 900,600 font ",11" noenhanced
+set datafile missing "?"
+set logscale x 2
+set key top left box opaque
+set grid
+set xlabel sprintf ("MPI ranks (producers = consumers; %d ranks per broker, k=2)", ppb)
+set style data linespoints
+
+label (v) = (v + 0 >= 1024) ? sprintf ("%d KiB", (v + 0) / 1024) : sprintf ("%d B", v + 0)
+
+# Figure 1: max put latency (the paper's Fig. 2)
+set output dir . "/fig1-put.png"
+set title "KAP figure 1: maximum put latency vs. ranks, per value size"
+set ylabel "max kvs_put latency (us, log scale)"
+set logscale y 10
+plot for [i = 1:words (sizes)] dir . "/fig1.dat" \
+    using 1:(column (i + 1) * 1000) title label (word (sizes, i)) lw 2 pt 7
+
+# Figure 2: max fence latency, unique vs redundant (the paper's Fig. 3)
+set output dir . "/fig2-fence.png"
+set title "KAP figure 2: maximum fence latency vs. ranks, unique vs. redundant values"
+unset logscale y
+set yrange [0:*]
+set ylabel "max kvs_fence latency (ms)"
+n = words (rsizes)
+plot for [i = 1:n] dir . "/fig2.dat" \
+        using 1:(column (i + 1)) title "unique " . label (word (rsizes, i)) \
+        lw 2 pt 7 lc i, \
+     for [i = 1:n] dir . "/fig2.dat" \
+        using 1:(column (n + i + 1)) title "redundant " . label (word (rsizes, i)) \
+        lw 2 pt 6 dt 2 lc i
+
+# Figure 3: max consumer time, one directory vs many (the paper's Fig. 4)
+set output dir . "/fig3-get.png"
+set title sprintf ("KAP figure 3: maximum consumer time (8 B values) vs. consumers,\none directory vs. directories of %d keys", dirkeys)
+set ylabel "max consumer phase (ms)"
+n = words (gets)
+plot for [i = 1:n] dir . "/fig3.dat" \
+        using 1:(column (i + 1)) title word (gets, i) . " get(s), one dir" \
+        lw 2 pt 7 lc i, \
+     for [i = 1:n] dir . "/fig3.dat" \
+        using 1:(column (n + i + 1)) \
+        title sprintf ("%s get(s), dirs of %d", word (gets, i), dirkeys) \
+        lw 2 pt 6 dt 2 lc i

@@ -1,1 +1,250 @@
-# placeholder
+#!/bin/sh
+# report.sh - write DIR/report.md from kap-sweep's results in DIR.
+#
+# Usage: sh report.sh DIR
+#
+# Reads meta.txt, fig1.dat, fig2.dat, fig3.dat and results.tsv (see
+# kap-sweep) and describes each curve: the median table, how it grows with
+# the rank count (growth factor and the R^2 of a straight-line fit), and
+# how that compares with the shape of the paper's figure.  The verdicts
+# are computed from the numbers with the rules written in the report, so
+# a noisy or a differing run says so instead of repeating the paper.
+set -eu
+
+dir=$1
+test -r "$dir/fig1.dat" || { echo "report.sh: no $dir/fig1.dat" >&2; exit 1; }
+meta () { sed -n "s/^$1: //p" "$dir/meta.txt"; }
+
+# Shared awk code: load a .dat table, a markdown table, fits.
+lib='
+function load(file,   line, n, f, i) {
+    nrows = 0
+    while ((getline line < file) > 0) {
+        n = split(line, f, " ")
+        if (f[1] ~ /^#/) {
+            ncols = n - 1
+            for (i = 2; i <= n; i++) name[i - 1] = f[i]
+            continue
+        }
+        nrows++
+        P[nrows] = f[1]
+        for (i = 2; i <= n; i++) y[nrows, i - 1] = f[i]
+    }
+    close(file)
+}
+function ok(v) { return v != "?" && v != "" }
+function fmt(v, scale) { return ok(v) ? sprintf("%.3g", v * scale) : "–" }
+function table(title, scale, unit,   r, c, s) {
+    s = "| ranks |"
+    for (c = 1; c <= ncols; c++) s = s " " title[c] " |"
+    print s
+    s = "|---:|"
+    for (c = 1; c <= ncols; c++) s = s "---:|"
+    print s
+    for (r = 1; r <= nrows; r++) {
+        s = "| " P[r] " |"
+        for (c = 1; c <= ncols; c++) s = s " " fmt(y[r, c], scale) " |"
+        print s
+    }
+    print ""
+    print "(medians, " unit ")"
+    print ""
+}
+# first/last defined row of column c; growth; least-squares R^2 vs P
+function first(c,   r) { for (r = 1; r <= nrows; r++) if (ok(y[r, c])) return r; return 0 }
+function last(c,   r) { for (r = nrows; r >= 1; r--) if (ok(y[r, c])) return r; return 0 }
+function growth(c,   a, b) {
+    a = first(c); b = last(c)
+    if (!a || a == b || y[a, c] <= 0) return -1
+    return y[b, c] / y[a, c]
+}
+function r2(c,   r, n, sx, sy, sxx, syy, sxy, d) {
+    n = sx = sy = sxx = syy = sxy = 0
+    for (r = 1; r <= nrows; r++) if (ok(y[r, c])) {
+        n++; sx += P[r]; sy += y[r, c]; sxx += P[r] * P[r]
+        syy += y[r, c] * y[r, c]; sxy += P[r] * y[r, c]
+    }
+    if (n < 3) return -1
+    d = (n * sxx - sx * sx) * (n * syy - sy * sy)
+    if (d <= 0) return -1
+    return (n * sxy - sx * sy) ^ 2 / d
+}
+function slope(c,   r, n, sx, sy, sxx, sxy) {
+    n = sx = sy = sxx = sxy = 0
+    for (r = 1; r <= nrows; r++) if (ok(y[r, c])) {
+        n++; sx += P[r]; sy += y[r, c]; sxx += P[r] * P[r]; sxy += P[r] * y[r, c]
+    }
+    if (n < 2 || n * sxx == sx * sx) return 0
+    return (n * sxy - sx * sy) / (n * sxx - sx * sx)
+}
+function sizelabel(v) { return (v >= 1024) ? (v / 1024) " KiB" : v " B" }
+function human(b) { return (b >= 1024) ? sprintf("%.0f KiB", b / 1024) : sprintf("%d B", b) }
+function toofew() {
+    if (nrows >= 3) return 0
+    print "**Too few rank counts (" nrows ") to judge a shape.**"
+    print ""
+    return 1
+}
+'
+
+procs=$(meta procs)
+pmin=$(echo $procs | awk '{ print $1 }')
+pmax=$(echo $procs | awk '{ print $NF }')
+failed=$(awk -F'\t' 'NR > 1 && $7 != 1' "$dir/results.tsv" | wc -l)
+runs=$(awk 'NR > 1' "$dir/results.tsv" | wc -l)
+
+{
+cat <<EOF
+# KAP: the paper's three figures at this machine's scale
+
+Produced by \`kap/experiments/kap-sweep\` on $(meta date) ($(meta host)).
+Ranks: $procs, $(meta 'ranks per broker') ranks per broker (one instance
+of P/$(meta 'ranks per broker') brokers, k=2, per rank count), every rank a
+producer and a consumer, one collective fence as the sync phase,
+$(meta repeat) run(s) per point, medians shown.  $runs runs, $failed failed.
+Load average $(meta 'load average at start') at the start,
+$(meta 'load average at end') at the end: the machine is shared, so
+single points are noisy; compare shapes, not single numbers.
+
+The paper (Ahn et al., SRMPDS 2014) ran 1024–8192 ranks on 64–512 nodes
+of 16 cores; here every rank and every broker shares $(nproc) cores, so
+absolute numbers are not comparable: only the shape of each curve is.
+Work that the paper's nodes did in parallel (each broker merging its
+children's fence contributions, each broker fetching objects for its
+consumers) is serialised on these cores, so here every per-rank or
+per-broker cost grows at least linearly with the rank count.
+
+Plots: [fig1-put.png](fig1-put.png), [fig2-fence.png](fig2-fence.png),
+[fig3-get.png](fig3-get.png).  Raw data: results.tsv, raw/*.json.
+
+## Figure 1: maximum put latency vs. ranks (paper: Fig. 2)
+
+EOF
+awk -v sizes="$(meta sizes)" -v mean="$dir/fig1-mean.dat" "$lib"'
+BEGIN {
+    load(ARGV[1]); ARGV[1] = ""
+    ns = split(sizes, sz, " ")
+    for (c = 1; c <= ncols; c++) title[c] = sizelabel(sz[c])
+    table(title, 1000, "µs")
+    if (toofew()) exit
+    flat = 1; worst = 0; desc = ""
+    for (c = 1; c <= ncols; c++) {
+        g = growth(c)
+        if (g < 0) continue
+        if (g > 3) flat = 0
+        desc = desc sprintf("%s %s ×%.2f", (desc == "" ? "" : ";"), title[c], g)
+        for (r = 1; r <= nrows; r++) if (ok(y[r, c]) && y[r, c] > worst) worst = y[r, c]
+    }
+    print "From the fewest to the most ranks the maximum put latency changes by:" desc "."
+    printf "The slowest put of the whole sweep took %.3g µs.", worst * 1000
+    if ((getline line < mean) > 0) {
+        load(mean)
+        s = ""
+        for (c = 1; c <= ncols; c++) {
+            lo = hi = ""
+            for (r = 1; r <= nrows; r++) if (ok(y[r, c])) {
+                if (lo == "" || y[r, c] < lo) lo = y[r, c]
+                if (hi == "" || y[r, c] > hi) hi = y[r, c]
+            }
+            if (lo != "") s = s sprintf("%s %s %.3g–%.3g µs", (s == "" ? "" : ";"), title[c], lo * 1000, hi * 1000)
+        }
+        print "  The mean put latency (over every put of a run, median over the runs) stays within:" s ", whatever the rank count."
+    }
+    print ""
+    if (flat)
+        print "**Shape: flat, as in the paper** (rule: no series grows more than 3× over the rank range).  A put is write-back: it only records the operation in the handle (no message), so its cost depends on the value size, not on how many ranks there are.  The paper saw the same flat lines, at ~5 ms (8 B) to ~20 ms (32 KiB) because its puts were measured on a loaded 2014 node; here they are microseconds."
+    else
+        print "**Shape: not flat** (rule: some series grows more than 3× over the rank range), unlike the paper.  Puts send no message, so growth here means the ranks were descheduled (more ranks than cores) while timing a put: look at the spread in results.tsv."
+    print ""
+}' "$dir/fig1.dat"
+
+cat <<EOF
+## Figure 2: maximum fence latency vs. ranks, unique vs. redundant values (paper: Fig. 3)
+
+EOF
+awk -v rsizes="$(meta 'redundant sizes')" "$lib"'
+BEGIN {
+    load(ARGV[1]); ARGV[1] = ""
+    n = split(rsizes, sz, " ")
+    for (c = 1; c <= n; c++) { title[c] = "unique " sizelabel(sz[c]); title[n + c] = "redundant " sizelabel(sz[c]) }
+    table(title, 1, "ms")
+    if (toofew()) exit
+    lin = 1
+    for (c = 1; c <= n; c++) {
+        g = growth(c); q = r2(c); s = slope(c)
+        if (g < 0) { lin = 0; continue }
+        printf "- unique %s: ×%.2f from %d to %d ranks (ranks ×%d), %.3g ms per added rank, R² of a line %s.\n", \
+            sizelabel(sz[c]), g, P[first(c)], P[last(c)], P[last(c)] / P[first(c)], s, (q < 0 ? "n/a" : sprintf("%.2f", q))
+        if (!(g > 1.5 && q >= 0.8)) lin = 0
+    }
+    lower = 1
+    for (c = 1; c <= n; c++) {
+        b = last(c); rr = last(n + c)
+        if (!b || !rr) { lower = 0; continue }
+        ratio = y[rr, n + c] / y[b, c]
+        printf "- at %d ranks, redundant %s values fence in %.2f× the time of unique ones.\n", P[b], sizelabel(sz[c]), ratio
+        if (ratio > 0.8) lower = 0
+    }
+    print ""
+    if (lin)
+        print "**Unique values: grows linearly with the rank count, as in the paper** (rule: grows more than 1.5× and a straight line fits with R² ≥ 0.8).  Each fence carries every rank’s transaction up the tree to rank 0, which applies them all: work proportional to the number of ranks."
+    else
+        print "**Unique values: not clearly linear** (rule: grows more than 1.5× and a straight line fits with R² ≥ 0.8), unlike the paper’s straight lines.  At this scale fixed costs (one round up and down a shallow tree, waking every rank) can dominate the per-rank cost; see the per-rank slope above."
+    print ""
+    if (lower)
+        print "**Redundant values: lower than unique values, as in the paper** (rule: at most 0.8× of unique at the largest rank count).  Identical values are stored once (content addressed) and the merged transaction carries one copy."
+    else
+        printf "**Redundant values: not much lower than unique ones** (rule: at most 0.8× of unique at the largest rank count), unlike the paper.  At this scale at most %d ranks × %s = %s of values travel up the tree, so the fence time is made of per-rank costs (requests, merging, waking every rank), not of value bytes that deduplication could save; the paper’s gap appeared with thousands of ranks.\n", P[nrows], sizelabel(sz[n]), human(P[nrows] * sz[n])
+    print ""
+}' "$dir/fig2.dat"
+
+cat <<EOF
+## Figure 3: maximum consumer time vs. consumers, one directory vs. many (paper: Fig. 4)
+
+The consumer time is the longest consumer phase over the ranks: a
+consumer's gets, one after another, of 8 B values from its neighbours.
+The "dirs" series spreads the producers' keys over directories of
+$(meta 'dir keys') keys (the paper used 128 keys per directory at 1024–4096
+consumers; $(meta 'dir keys') keys at $pmax ranks keeps the same number of
+directories per consumer scale).
+
+EOF
+awk -v gets="$(meta gets)" -v dk="$(meta 'dir keys')" "$lib"'
+BEGIN {
+    load(ARGV[1]); ARGV[1] = ""
+    n = split(gets, g, " ")
+    for (c = 1; c <= n; c++) { title[c] = g[c] " get(s), one dir"; title[n + c] = g[c] " get(s), dirs of " dk }
+    table(title, 1, "ms")
+    if (toofew()) exit
+    grow = 1; better = 0; worse = 0
+    for (c = 1; c <= n; c++) {
+        gr = growth(c)
+        if (gr < 0) { grow = 0; continue }
+        printf "- %s get(s), one directory: ×%.2f from %d to %d consumers", g[c], gr, P[first(c)], P[last(c)]
+        if (gr <= 1.5) grow = 0
+        gd = growth(n + c)
+        if (gd >= 0) printf "; directories of %s keys: ×%.2f", dk, gd
+        b = last(c); d = last(n + c)
+        if (b && d && b == d) {
+            ratio = y[d, n + c] / y[b, c]
+            printf "; at %d consumers the directories take %.2f× the one-directory time", P[b], ratio
+            if (ratio < 0.9) better++
+            if (ratio > 1.1) worse++
+        }
+        print "."
+    }
+    print ""
+    if (grow)
+        print "**One directory: grows with the consumer count, as in the paper** (rule: every series grows more than 1.5× over the range).  More consumers means more brokers fetching the new directory objects after the fence, more gets queued on each broker and, on this machine, more processes sharing the same cores."
+    else
+        print "**One directory: does not grow much with the consumer count** (rule: every series grows more than 1.5× over the range), unlike the paper.  Each broker fetches a changed directory once, whatever the number of its clients, and a directory of " P[nrows] " inline 8 B entries is small."
+    print ""
+    if (better > 0 && worse == 0)
+        print "**Directories of " dk " keys: faster than one directory, as in the paper** (rule: below 0.9× of one directory at the largest count for some series, above 1.1× for none).  A consumer faults in a small directory instead of the whole one."
+    else if (worse > 0)
+        print "**Directories of " dk " keys: slower than one directory here, unlike the paper** (rule: above 1.1× of one directory at the largest count for some series).  After the fence every changed directory a broker’s consumers touch must be fetched from upstream: with one directory that is one object per broker, with many it is one per directory touched, and at this scale the directories are too small for their size to matter."
+    else
+        print "**Directories of " dk " keys: about the same as one directory, unlike the paper’s clear gain** (rule: within 0.9–1.1× at the largest count).  The paper’s gain came from caching huge directory objects at thousands of consumers; at " P[nrows] " consumers the single directory is still small."
+    print ""
+}' "$dir/fig3.dat"
+} >"$dir/report.md"

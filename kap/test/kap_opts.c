@@ -25,11 +25,13 @@ static void test_defaults (void **state)
     assert_int_equal (cfg.access_count, 1);
     assert_int_equal (cfg.access_stride, 1);
     assert_int_equal (cfg.iter_producer, 1);
+    assert_int_equal (cfg.keys_per_iter, 1);
     assert_int_equal (cfg.iter_commit, 0);
     assert_int_equal (cfg.iter_consumer, 1);
     assert_int_equal (cfg.sync_type, KAP_SYNC_FENCE);
     assert_int_equal (cfg.commit_type, KAP_COMMIT_FENCE);
     assert_int_equal (cfg.ndirs, 1);
+    assert_int_equal (cfg.read_rank, -1);
     assert_false (cfg.redundant);
     assert_false (cfg.inject_corruption);
     assert_null (cfg.uri_file);
@@ -44,10 +46,10 @@ static void test_long_options (void **state)
     char *argv[] = { "kap", "--total-num-proc=12", "--nproducers=8",
                      "--nconsumers", "4", "--value-size=1k",
                      "--cons-acc-count=3", "--access-stride=2",
-                     "--iter-producer=5", "--iter-commit=2",
+                     "--iter-producer=5", "--keys-per-iter=3", "--iter-commit=2",
                      "--iter-commit-type=s", "--iter-consumer=9",
                      "--sync-type=causal", "--ndirs=4", "--redundant-val",
-                     "--instance-num=7", "--list-config",
+                     "--instance-num=7", "--read-rank=0", "--list-config",
                      "--uri-file=uris", "--json=out.json",
                      "--inject-corruption", NULL };
 
@@ -60,6 +62,7 @@ static void test_long_options (void **state)
     assert_int_equal (cfg.access_count, 3);
     assert_int_equal (cfg.access_stride, 2);
     assert_int_equal (cfg.iter_producer, 5);
+    assert_int_equal (cfg.keys_per_iter, 3);
     assert_int_equal (cfg.iter_commit, 2);
     assert_int_equal (cfg.commit_type, KAP_COMMIT_SERIAL);
     assert_int_equal (cfg.iter_consumer, 5);    /* clamped */
@@ -67,6 +70,7 @@ static void test_long_options (void **state)
     assert_int_equal (cfg.ndirs, 4);
     assert_true (cfg.redundant);
     assert_int_equal (cfg.instance, 7);
+    assert_int_equal (cfg.read_rank, 0);
     assert_true (cfg.list_config);
     assert_true (cfg.inject_corruption);
     assert_string_equal (cfg.uri_file, "uris");
@@ -79,7 +83,7 @@ static void test_short_options (void **state)
     struct kap_config cfg;
     char err[256];
     char *argv[] = { "kap", "-T", "4", "-P", "2", "-C", "3", "-p", "64",
-                     "-c", "2", "-a", "3", "-i", "4", "-f", "1", "-t", "f",
+                     "-c", "2", "-a", "3", "-i", "4", "-K", "2", "-f", "1", "-t", "f",
                      "-j", "2", "-s", "f", "-d", "2", "-e", "-n", "3", "-l",
                      NULL };
 
@@ -92,6 +96,7 @@ static void test_short_options (void **state)
     assert_int_equal (cfg.access_count, 2);
     assert_int_equal (cfg.access_stride, 3);
     assert_int_equal (cfg.iter_producer, 4);
+    assert_int_equal (cfg.keys_per_iter, 2);
     assert_int_equal (cfg.iter_commit, 1);
     assert_int_equal (cfg.commit_type, KAP_COMMIT_FENCE);
     assert_int_equal (cfg.iter_consumer, 2);
@@ -153,10 +158,12 @@ static void test_errors (void **state)
     expect_error (4, "--access-stride", (char *[]){ "kap", "-a", "0", NULL });
     expect_error (4, "--iter-producer", (char *[]){ "kap", "-i", "0", NULL });
     expect_error (4, "--iter-commit", (char *[]){ "kap", "-f", "-1", NULL });
+    expect_error (4, "--keys-per-iter", (char *[]){ "kap", "-K", "0", NULL });
     expect_error (4, "--iter-commit-type", (char *[]){ "kap", "-t", "x", NULL });
     expect_error (4, "--sync-type", (char *[]){ "kap", "-s", "x", NULL });
     expect_error (4, "--ndirs", (char *[]){ "kap", "-d", "5", NULL });
     expect_error (4, "--instance-num", (char *[]){ "kap", "-n", "-2", NULL });
+    expect_error (4, "--read-rank", (char *[]){ "kap", "-R", "-3", NULL });
     expect_error (4, "not an integer", (char *[]){ "kap", "-c", "two", NULL });
     expect_error (4, "unknown option '--bogus'", (char *[]){ "kap", "--bogus", NULL });
     expect_error (4, "unknown option '-z'", (char *[]){ "kap", "-z", NULL });

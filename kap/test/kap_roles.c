@@ -79,16 +79,24 @@ static void test_names (void **state)
 
     parse (&cfg, 8, (char *[]){ "kap", "-d", "3", "-n", "5", NULL });
     assert_int_equal (kap_dir_of (&cfg, 7), 1);
-    assert_true (kap_key (&cfg, 2, 7, buf, sizeof (buf)) > 0);
+    assert_true (kap_key (&cfg, 2, 7, 0, buf, sizeof (buf)) > 0);
     assert_string_equal (buf, "kap.5.2.1.7");
     assert_true (kap_dir_key (&cfg, 2, 1, buf, sizeof (buf)) > 0);
     assert_string_equal (buf, "kap.5.2.1");
     assert_true (kap_name (&cfg, "sync", buf, sizeof (buf)) > 0);
     assert_string_equal (buf, "kap.5.sync");
-    assert_int_equal (kap_key (&cfg, 0, 8, buf, sizeof (buf)), -1);
-    assert_int_equal (kap_key (&cfg, -1, 0, buf, sizeof (buf)), -1);
+    assert_int_equal (kap_key (&cfg, 0, 8, 0, buf, sizeof (buf)), -1);
+    assert_int_equal (kap_key (&cfg, -1, 0, 0, buf, sizeof (buf)), -1);
     assert_int_equal (kap_dir_key (&cfg, 0, 3, buf, sizeof (buf)), -1);
     assert_int_equal (kap_name (&cfg, NULL, buf, sizeof (buf)), -1);
+    assert_int_equal (kap_key (&cfg, 0, 0, 1, buf, sizeof (buf)), -1);
+    kap_opts_free (&cfg);
+
+    /* several keys per iteration */
+    parse (&cfg, 4, (char *[]){ "kap", "-K", "16", NULL });
+    assert_true (kap_key (&cfg, 3, 2, 15, buf, sizeof (buf)) > 0);
+    assert_string_equal (buf, "kap.0.3.0.2-15");
+    assert_int_equal (kap_key (&cfg, 3, 2, 16, buf, sizeof (buf)), -1);
     kap_opts_free (&cfg);
 }
 
@@ -98,35 +106,42 @@ static void test_values (void **state)
     unsigned char a[1001], b[1001];
 
     parse (&cfg, 4, (char *[]){ "kap", "-p", "1001", NULL });
-    kap_value_fill (&cfg, 0, 1, a);
-    kap_value_fill (&cfg, 0, 2, b);
-    assert_true (kap_value_check (&cfg, 0, 1, a, sizeof (a)));
-    assert_true (kap_value_check (&cfg, 0, 2, b, sizeof (b)));
+    kap_value_fill (&cfg, 0, 1, 0, a);
+    kap_value_fill (&cfg, 0, 2, 0, b);
+    assert_true (kap_value_check (&cfg, 0, 1, 0, a, sizeof (a)));
+    assert_true (kap_value_check (&cfg, 0, 2, 0, b, sizeof (b)));
     assert_memory_not_equal (a, b, sizeof (a));
-    assert_false (kap_value_check (&cfg, 0, 2, a, sizeof (a)));  /* wrong producer */
-    assert_false (kap_value_check (&cfg, 1, 1, a, sizeof (a)));  /* wrong iteration */
-    assert_false (kap_value_check (&cfg, 0, 1, a, sizeof (a) - 1)); /* short */
-    assert_false (kap_value_check (&cfg, 0, 1, NULL, 0));
+    assert_false (kap_value_check (&cfg, 0, 2, 0, a, sizeof (a)));  /* wrong producer */
+    assert_false (kap_value_check (&cfg, 1, 1, 0, a, sizeof (a)));  /* wrong iteration */
+    assert_false (kap_value_check (&cfg, 0, 1, 0, a, sizeof (a) - 1)); /* short */
+    assert_false (kap_value_check (&cfg, 0, 1, 0, NULL, 0));
     a[1000] ^= 1;                                                 /* last byte */
-    assert_false (kap_value_check (&cfg, 0, 1, a, sizeof (a)));
+    assert_false (kap_value_check (&cfg, 0, 1, 0, a, sizeof (a)));
     kap_opts_free (&cfg);
 
     /* redundant values: all producers write the same bytes */
     parse (&cfg, 4, (char *[]){ "kap", "-p", "64", "-e", NULL });
-    kap_value_fill (&cfg, 3, 0, a);
-    kap_value_fill (&cfg, 3, 3, b);
+    kap_value_fill (&cfg, 3, 0, 0, a);
+    kap_value_fill (&cfg, 3, 3, 0, b);
     assert_memory_equal (a, b, 64);
-    assert_true (kap_value_check (&cfg, 3, 2, a, 64));
-    kap_value_fill (&cfg, 4, 0, b);
+    assert_true (kap_value_check (&cfg, 3, 2, 0, a, 64));
+    kap_value_fill (&cfg, 4, 0, 0, b);
     assert_memory_not_equal (a, b, 64);
+    kap_opts_free (&cfg);
+
+    /* each key of an iteration has its own value */
+    parse (&cfg, 4, (char *[]){ "kap", "-K", "2", NULL });
+    kap_value_fill (&cfg, 0, 0, 1, a);
+    assert_true (kap_value_check (&cfg, 0, 0, 1, a, 8));
+    assert_false (kap_value_check (&cfg, 0, 0, 0, a, 8));
     kap_opts_free (&cfg);
 
     /* the instance number changes the values */
     parse (&cfg, 4, (char *[]){ "kap", "-n", "1", NULL });
-    kap_value_fill (&cfg, 0, 0, a);
+    kap_value_fill (&cfg, 0, 0, 0, a);
     kap_opts_free (&cfg);
     parse (&cfg, 4, (char *[]){ "kap", "-n", "2", NULL });
-    assert_false (kap_value_check (&cfg, 0, 0, a, 8));
+    assert_false (kap_value_check (&cfg, 0, 0, 0, a, 8));
     kap_opts_free (&cfg);
 }
 

@@ -1,0 +1,86 @@
+# kaplib.sh - shell functions shared by kap-sweep and kap-refshape
+# (sourced, POSIX sh).
+#
+# kap_find_tools      set KAP (the kap program) and CANOPY (the front end):
+#                     $KAP / $CANOPY if set; else $CANOPY_BUILD_DIR; else an
+#                     installed layout ($pkgdatadir/kap/kap beside these
+#                     scripts); else ./build of the source tree.
+# kap_write_uris F    inside an instance: write every broker's URI to F
+# kap_mpirun NP ARGS  run kap on NP ranks with mpirun.openmpi (shared
+#                     memory transport, oversubscribed, no binding)
+# kap_now             seconds since the epoch, with fractions
+# kap_median          median of the numbers on stdin (one per line)
+
+kap_die () {
+    echo "$(basename "$0"): $*" >&2
+    exit 1
+}
+
+kap_find_tools () {
+    KAP=${KAP:-}
+    CANOPY=${CANOPY:-}
+    _here=$(cd "$(dirname "$0")" && pwd)
+    if test -z "$KAP" && test -n "${CANOPY_BUILD_DIR:-}"; then
+        KAP=$CANOPY_BUILD_DIR/kap/kap
+        CANOPY=${CANOPY:-$CANOPY_BUILD_DIR/src/cmd/canopy}
+    fi
+    if test -z "$KAP" && test -x "$_here/../kap"; then
+        KAP=$_here/../kap       # build tree (kap/experiments) or installed
+        if test -z "$CANOPY" && test -x "$_here/../../src/cmd/canopy"; then
+            CANOPY=$_here/../../src/cmd/canopy
+        elif test -z "$CANOPY" && test -x "$_here/../../../../bin/canopy"; then
+            CANOPY=$_here/../../../../bin/canopy
+        fi
+    fi
+    if test -z "$KAP" && test -x "$_here/../../build/kap/kap"; then
+        _b=$(cd "$_here/../../build" && pwd)
+        KAP=$_b/kap/kap         # the source tree, built in ./build
+        CANOPY=${CANOPY:-$_b/src/cmd/canopy}
+    fi
+    test -n "$KAP" && test -x "$KAP" ||
+        kap_die "cannot find the kap program: build canopy (./quickstart), or set CANOPY_BUILD_DIR or KAP"
+    if test -z "$CANOPY"; then
+        CANOPY=$(command -v canopy) ||
+            kap_die "cannot find the canopy command: set CANOPY_BUILD_DIR or CANOPY"
+    fi
+    test -x "$CANOPY" || kap_die "$CANOPY is not executable"
+    MPIRUN=${MPIRUN:-mpirun.openmpi}
+    command -v "$MPIRUN" >/dev/null ||
+        kap_die "$MPIRUN not found (apt-get install openmpi-bin)"
+    command -v jq >/dev/null || kap_die "jq not found (apt-get install jq)"
+    export KAP CANOPY MPIRUN
+}
+
+kap_write_uris () {
+    _rundir=$(canopy getattr rundir) || return 1
+    _size=$(canopy getattr size) || return 1
+    _r=0
+    : >"$1" || return 1
+    while test $_r -lt "$_size"; do
+        echo "local://$_rundir/local-$_r" >>"$1"
+        _r=$((_r + 1))
+    done
+}
+
+kap_mpirun () {
+    _np=$1
+    shift
+    _root=""
+    test "$(id -u)" = 0 && _root=--allow-run-as-root
+    OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader \
+    OMPI_MCA_btl_vader_single_copy_mechanism=none \
+    OMPI_MCA_rmaps_base_oversubscribe=1 \
+        "$MPIRUN" $_root --oversubscribe --bind-to none -np "$_np" "$KAP" "$@"
+}
+
+kap_now () {
+    date +%s.%N
+}
+
+kap_median () {
+    sort -g | awk '{ v[NR] = $1 } END {
+        if (NR == 0) { print "?"; exit }
+        if (NR % 2) print v[(NR + 1) / 2]
+        else print (v[NR / 2] + v[NR / 2 + 1]) / 2
+    }'
+}
