@@ -6,13 +6,15 @@
  *   to the broker its placement gives it; all handles share one reactor,
  *   so a participant is a small state machine driven by future
  *   continuations, never blocking:
- *     producer  put per iteration (local, write-back); a commit or fence
- *               every --iter-commit iterations (timed: put, commit)
+ *     producer  --keys-per-iter puts per iteration (local, write-back); a
+ *               commit or fence every --iter-commit iterations (timed: put,
+ *               commit)
  *     sync      fence mode: one fence of every actor; causal mode:
  *               producers fence, participant 0 publishes the version as
  *               an event, consumers wait for that version (timed: sync)
- *     consumer  --cons-acc-count lookups per iteration, one at a time,
- *               every byte checked (timed: get)
+ *     consumer  --cons-acc-count producers per iteration, each of its
+ *               keys looked up one at a time, every byte checked (timed:
+ *               get); through broker --read-rank if given
  *   A participant moves to its next phase as soon as its own phase ends,
  *   as each MPI rank of kap does; there is no barrier between phases.
  * - Set-up (untimed): participant 0 makes the directories and commits;
@@ -57,6 +59,7 @@ struct part {
     bool waiting_event;
     int iter;
     int access;
+    int k;                      /* key of the iteration (--keys-per-iter) */
     double t_op;
     double t_phase;
     double t0, t1, t2;          /* start, end of sync, start of consumer */
@@ -172,13 +175,13 @@ static void get_cb (canopy_future_t *f, void *arg)
     char key[NAME_MAX_LEN];
 
     tstat_push (&p->stat[KAP_GET], now () - p->t_op);
-    kap_key (cfg, p->iter, target, key, sizeof (key));
+    kap_key (cfg, p->iter, target, p->k, key, sizeof (key));
     if (kvs_lookup_get_raw (f, &data, &len) < 0) {
         if (c->errors++ < MAX_REPORTED)
             fprintf (stderr, "kap-crowd: participant %d: get %s: %s\n",
                      p->rank, key, canopy_future_error_string (f));
     }
-    else if (!kap_value_check (cfg, p->iter, target, data, len)) {
+    else if (!kap_value_check (cfg, p->iter, target, p->k, data, len)) {
         if (c->errors++ < MAX_REPORTED)
             fprintf (stderr, "kap-crowd: participant %d: get %s: wrong value"
                      " (%zu bytes, expected the %d bytes producer %d wrote)\n",
@@ -194,16 +197,19 @@ static void consume_next (struct part *p)
     const struct kap_config *cfg = &p->c->cfg;
     char key[NAME_MAX_LEN];
 
-    if (++p->access > cfg->access_count) {
-        p->access = 1;
-        p->iter++;
+    if (p->access == 0 || ++p->k >= cfg->keys_per_iter) {
+        p->k = 0;
+        if (++p->access > cfg->access_count) {
+            p->access = 1;
+            p->iter++;
+        }
     }
     if (p->iter >= cfg->iter_consumer) {
         phase_finished (p, KAP_PHASE_CONSUMER);
         finish (p);
         return;
     }
-    kap_key (cfg, p->iter, kap_target (cfg, p->rank, p->access), key,
+    kap_key (cfg, p->iter, kap_target (cfg, p->rank, p->access), p->k, key,
              sizeof (key));
     p->t_op = now ();
     if (!(p->f = kvs_lookup (p->h, key, 0))
@@ -220,6 +226,7 @@ static void sync_finished (struct part *p)
         p->t_phase = now ();
         p->iter = 0;
         p->access = 0;
+        p->k = 0;
         consume_next (p);
     }
     else
@@ -376,14 +383,16 @@ static void produce_next (struct part *p)
 
     for (; p->iter < cfg->iter_producer; p->iter++) {
         double a;
-        kap_key (cfg, p->iter, p->rank, key, sizeof (key));
-        kap_value_fill (cfg, p->iter, p->rank, c->buf);
-        a = now ();
-        if (kvs_put_raw (p->h, key, c->buf, cfg->value_size) < 0) {
-            fail (p, "kvs_put");
-            return;
+        for (int k = 0; k < cfg->keys_per_iter; k++) {
+            kap_key (cfg, p->iter, p->rank, k, key, sizeof (key));
+            kap_value_fill (cfg, p->iter, p->rank, k, c->buf);
+            a = now ();
+            if (kvs_put_raw (p->h, key, c->buf, cfg->value_size) < 0) {
+                fail (p, "kvs_put");
+                return;
+            }
+            tstat_push (&p->stat[KAP_PUT], now () - a);
         }
-        tstat_push (&p->stat[KAP_PUT], now () - a);
         if (cfg->iter_commit > 0 && (p->iter + 1) % cfg->iter_commit == 0) {
             p->t_op = now ();
             if (cfg->commit_type == KAP_COMMIT_FENCE) {
@@ -550,6 +559,14 @@ static void setup (struct crowd *c)
             die ("kvs_wait_version %d: %s", version, kvs_error (p->h));
     }
     free (seen);
+    if (cfg->read_rank >= 0) {
+        for (int i = 0; i < c->nparts; i++) {
+            if (kap_is_consumer (cfg, i)
+                && kvs_set_rank (c->parts[i].h, cfg->read_rank) < 0)
+                die ("participant %d: kvs_set_rank %d: %s", i, cfg->read_rank,
+                     strerror (errno));
+        }
+    }
     if (cfg->sync_type == KAP_SYNC_CAUSAL) {
         char topic[NAME_MAX_LEN];
         struct canopy_match match = CANOPY_MATCH_EVENT;

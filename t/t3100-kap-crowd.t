@@ -66,6 +66,10 @@ test_expect_success 'a missing --uri-file is a clear error' '
 	test_must_fail $KAPCROWD -N 8 -n 9 --uri-file=/nonexistent 2>err &&
 	grep "cannot open --uri-file" err
 '
+test_expect_success 'several keys per iteration, read through rank 0' '
+	$KAPCROWD -N 16 -K 4 -c 3 -R 0 -n 10 --json=keys.json &&
+	jq -e ".metrics.put.count == 64 and .metrics.get.count == 192 and .errors == 0" keys.json
+'
 test_expect_success 'no KVS requests are left pending on any rank' '
 	for r in 0 1 2 3 4 5 6 7; do
 		rpc --rank $r kvs.stats | jq -e ".\"pending-requests\" == 0" || return 1
