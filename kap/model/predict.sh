@@ -20,7 +20,8 @@
 # measured sizes on this machine (dashed), and the predictions per K
 # (lines):  OUTDIR/predict-sync-unique.png, predict-sync-redundant.png,
 # predict-consumer.png, predict-producer.png; the numbers in
-# OUTDIR/predict.tsv.
+# OUTDIR/predict.tsv; OUTDIR/predict-report.md judges the curves' shapes
+# by stated rules.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -146,4 +147,64 @@ if test $plot = yes; then
         echo "e"
     } | gnuplot
 fi
+# The report: the curves, and the shapes issue 6 asks for, judged by
+# stated rules on the predictions and on the measurements.
+{
+    echo "# KAP at 1 024 to 16 384 nodes: predicted by kap-model"
+    echo
+    echo "Costs: \`$(basename "$costs")\` ($(jq -r '._source // "defaults"' "$costs" 2>/dev/null)),"
+    echo "$ppn participants per node, one broker per node, a core per thread"
+    echo "(\`--clients mpi --cores 0\`), block placement.  Cases: fences of"
+    echo "unique and of redundant 1 KiB values (sync phase), and 4 gets of 8-byte"
+    echo "values from one directory (consumer phase).  Mean latencies in ms."
+    echo
+    echo "| k | nodes | participants | unique fence | redundant fence | get | consumer phase max |"
+    echo "|---:|---:|---:|---:|---:|---:|---:|"
+    awk -F'\t' 'NR > 1 { v[$1 " " $2 " " $4] = $5; g[$1 " " $2] = $7; c[$1 " " $2] = $8; p[$1 " " $2] = $3; if (!($1 " " $2 in seen)) { seen[$1 " " $2] = 1; order[n++] = $1 " " $2 } }
+         END { for (i = 0; i < n; i++) { split (order[i], a, " ");
+                 printf "| %s | %s | %s | %.2f | %.2f | %.3f | %.2f |\n", a[1], a[2], p[order[i]],
+                        v[order[i] " unique"], v[order[i] " redundant"], g[order[i]], c[order[i]] } }' \
+        "$out/predict.tsv"
+    echo
+    echo "## Shapes"
+    echo
+    echo "Rules: *at most logarithmic*: from the fewest to the most participants"
+    echo "the latency grows by no more than 1.25 times the growth of log2"
+    echo "(participants); *flat within noise*: largest / smallest <= 1.25;"
+    echo "*per participant falls*: latency / participants decreases at every step."
+    echo
+    for k in $ks; do
+        awk -F'\t' -v k=$k 'NR > 1 && $1 == k {
+                P[$2] = $3; if ($4 == "unique") u[$2] = $5; if ($4 == "redundant") r[$2] = $5;
+                if ($4 == "consumer") g[$2] = $7; if (!($2 in seen)) { seen[$2] = 1; ns[n++] = $2 } }
+            END {
+                lo = ns[0]; hi = ns[n - 1]
+                lg = log (P[hi]) / log (P[lo]); gr = g[hi] / g[lo]
+                printf "- k=%s, consumer: get latency x%.2f while log2(participants) x%.2f: %s\n", k, gr, lg,
+                       gr <= 1.25 * lg ? "**at most logarithmic**" : "**grows faster than logarithmically**"
+                mx = 0; mn = 1e99; for (i = 0; i < n; i++) { if (r[ns[i]] > mx) mx = r[ns[i]]; if (r[ns[i]] < mn) mn = r[ns[i]] }
+                printf "- k=%s, redundant fence: largest/smallest %.2f: %s\n", k, mx / mn,
+                       mx / mn <= 1.25 ? "**flat within noise**" : "**not flat**"
+                falls = 1; for (i = 1; i < n; i++) if (u[ns[i]] / P[ns[i]] >= u[ns[i-1]] / P[ns[i-1]]) falls = 0
+                printf "- k=%s, unique fence per participant: %.4f ms at %d, %.4f ms at %d: %s\n", k,
+                       u[lo] / P[lo], P[lo], u[hi] / P[hi], P[hi], falls ? "**falls**" : "**does not fall at every step**"
+            }' "$out/predict.tsv"
+    done
+    if test -s "$out/validate.tsv"; then
+        echo
+        echo "## Measured on this machine (validate.sh), and the model's error"
+        echo
+        echo "| brokers | participants | case | metric | measured ms | model ms | error |"
+        echo "|---:|---:|---|---|---:|---:|---:|"
+        awk -F'\t' 'NR > 1 { printf "| %s | %s | %s | %s | %.2f | %.2f | %+.1f%% |\n", $1, $2, $3, $4, $5, $6, $7 }' \
+            "$out/validate.tsv"
+        awk -F'\t' 'NR > 1 { n++; e = $7 < 0 ? -$7 : $7; if (e <= 25) ok++; s += e }
+            END { if (n) printf "\n%d of %d predictions of measured runs within 25%% (mean |error| %.1f%%).\n", ok, n, s / n }' \
+            "$out/validate.tsv"
+    fi
+    echo
+    echo "Plots: predict-sync-unique.png, predict-sync-redundant.png,"
+    echo "predict-consumer.png, predict-producer.png."
+} >"$out/predict-report.md"
 column -t "$out/predict.tsv" 2>/dev/null || cat "$out/predict.tsv"
+echo "predict: report in $out/predict-report.md"
