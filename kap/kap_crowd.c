@@ -35,6 +35,7 @@
 #include <time.h>
 #include <sys/resource.h>
 #include <canopy/canopy.h>
+#include "src/common/libutil/monotime.h"
 #include "kap_opts.h"
 #include "kap_roles.h"
 #include "kap_stats.h"
@@ -83,13 +84,6 @@ struct crowd {
     unsigned char *buf;
 };
 
-static double now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void die (const char *fmt, ...)
     __attribute__ ((format (printf, 1, 2), noreturn));
 static void die (const char *fmt, ...)
@@ -134,7 +128,7 @@ static void phase_finished (struct part *p, int phase)
     struct crowd *c = p->c;
     int want;
 
-    p->wall[phase] = now () - p->t_phase;
+    p->wall[phase] = monotime () - p->t_phase;
     c->phase_done[phase]++;
     switch (phase) {
         case KAP_PHASE_PRODUCER:
@@ -155,7 +149,7 @@ static void finish (struct part *p)
 {
     struct crowd *c = p->c;
 
-    p->wall[KAP_PHASE_TOTAL] = (now () - p->t2) + (p->t1 - p->t0);
+    p->wall[KAP_PHASE_TOTAL] = (monotime () - p->t2) + (p->t1 - p->t0);
     if (--c->running == 0)
         canopy_reactor_stop (c->r);
 }
@@ -174,7 +168,7 @@ static void get_cb (canopy_future_t *f, void *arg)
     int target = kap_target (cfg, p->rank, p->access);
     char key[NAME_MAX_LEN];
 
-    tstat_push (&p->stat[KAP_GET], now () - p->t_op);
+    tstat_push (&p->stat[KAP_GET], monotime () - p->t_op);
     kap_key (cfg, p->iter, target, p->k, key, sizeof (key));
     if (kvs_lookup_get_raw (f, &data, &len) < 0) {
         if (c->errors++ < MAX_REPORTED)
@@ -211,7 +205,7 @@ static void consume_next (struct part *p)
     }
     kap_key (cfg, p->iter, kap_target (cfg, p->rank, p->access), p->k, key,
              sizeof (key));
-    p->t_op = now ();
+    p->t_op = monotime ();
     if (!(p->f = kvs_lookup (p->h, key, 0))
         || canopy_future_then (p->f, -1, get_cb, p) < 0)
         fail (p, "kvs_lookup");
@@ -221,9 +215,9 @@ static void sync_finished (struct part *p)
 {
     phase_finished (p, KAP_PHASE_SYNC);
     tstat_push (&p->stat[KAP_SYNC], p->wall[KAP_PHASE_SYNC]);
-    p->t1 = p->t2 = now ();
+    p->t1 = p->t2 = monotime ();
     if (kap_is_consumer (&p->c->cfg, p->rank)) {
-        p->t_phase = now ();
+        p->t_phase = monotime ();
         p->iter = 0;
         p->access = 0;
         p->k = 0;
@@ -339,7 +333,7 @@ static void sync_start (struct part *p)
     bool producer = kap_is_producer (cfg, p->rank);
     char name[NAME_MAX_LEN];
 
-    p->t_phase = now ();
+    p->t_phase = monotime ();
     if (cfg->sync_type == KAP_SYNC_FENCE) {
         kap_name (cfg, "sync", name, sizeof (name));
         if (!(p->f = kvs_fence_async (p->h, name, kap_nactors (cfg), 0))
@@ -368,7 +362,7 @@ static void commit_cb (canopy_future_t *f, void *arg)
         fail (p, "intermediate commit");
         return;
     }
-    tstat_push (&p->stat[KAP_COMMIT], now () - p->t_op);
+    tstat_push (&p->stat[KAP_COMMIT], monotime () - p->t_op);
     canopy_future_destroy (f);
     p->f = NULL;
     p->iter++;
@@ -386,15 +380,15 @@ static void produce_next (struct part *p)
         for (int k = 0; k < cfg->keys_per_iter; k++) {
             kap_key (cfg, p->iter, p->rank, k, key, sizeof (key));
             kap_value_fill (cfg, p->iter, p->rank, k, c->buf);
-            a = now ();
+            a = monotime ();
             if (kvs_put_raw (p->h, key, c->buf, cfg->value_size) < 0) {
                 fail (p, "kvs_put");
                 return;
             }
-            tstat_push (&p->stat[KAP_PUT], now () - a);
+            tstat_push (&p->stat[KAP_PUT], monotime () - a);
         }
         if (cfg->iter_commit > 0 && (p->iter + 1) % cfg->iter_commit == 0) {
-            p->t_op = now ();
+            p->t_op = monotime ();
             if (cfg->commit_type == KAP_COMMIT_FENCE) {
                 snprintf (what, sizeof (what), "commit.%d", p->iter);
                 kap_name (cfg, what, name, sizeof (name));
@@ -415,7 +409,7 @@ static void start (struct part *p)
 {
     const struct kap_config *cfg = &p->c->cfg;
 
-    p->t0 = p->t_phase = now ();
+    p->t0 = p->t_phase = monotime ();
     p->iter = 0;
     if (kap_is_producer (cfg, p->rank))
         produce_next (p);
