@@ -77,6 +77,27 @@ test_expect_success 'a bad tbon.interface-hint is reported clearly' '
 		--setattr=tbon.interface-hint=nosuch0 -- true >out 2>err &&
 	grep "tbon.interface-hint .nosuch0. is neither an IPv4 address" err
 '
+cat >curve.sh <<'EOF'
+#!/bin/sh
+# inside a PMI-booted instance: every link is CURVE, strangers get nothing
+set -e
+for r in 0 1 2; do
+	test "$(canopy getattr --rank $r tbon.security)" = curve
+done
+ep=$(canopy getattr tbon.endpoint)
+key=$(canopy getattr tbon.pubkey)
+zpeer --identity=stranger1 --wait=1 $ep >null.out
+grep "nothing received" null.out
+zpeer --identity=stranger2 --server-key="$key" --random-key --wait=1 $ep >unknown.out
+grep "handshake failed" unknown.out
+grep "nothing received" unknown.out
+canopy ping --count 1 --rank 2 >/dev/null
+EOF
+chmod +x curve.sh
+test_expect_success 'PMI-booted links are CURVE with fresh keys; strangers get nothing' '
+	timeout $T pmi-launch -n 3 $broker -- ./curve.sh &&
+	! grep "handshake ok" null.out unknown.out
+'
 test_expect_success HYDRA 'the exit status of the command is the job status' '
 	test_expect_code 3 timeout $T mpiexec.mpich -n 3 $broker -- sh -c "exit 3"
 '

@@ -13,6 +13,12 @@
  *   rank joins the barrier (it is collective).
  * - Every failure after PMI init calls PMI abort: a broker that cannot
  *   join would otherwise leave the others waiting forever.
+ * - Security: every broker makes a fresh CURVE certificate and puts its
+ *   public key ("canopy.<rank>.pubkey") beside its endpoint.  After the
+ *   barrier a parent admits exactly its children's keys (the ZAP allow
+ *   list), and a child connects knowing its parent's server key, so every
+ *   TCP link of the tree is encrypted and authenticated both ways and
+ *   nobody else can join.  The secret keys never leave their broker.
  */
 #include <stdlib.h>
 #include <stdio.h>
@@ -29,6 +35,7 @@
 #include "broker.h"
 #include "overlay.h"
 #include "topology.h"
+#include "cert.h"
 #include "boot_pmi.h"
 
 #define DEFAULT_INTERFACE "127.0.0.1"
@@ -172,17 +179,87 @@ static int bind_and_publish (struct boot_pmi *bp, struct broker *b,
     return 0;
 }
 
+/* A fresh certificate for this broker; its public key goes to PMI. */
+static int make_cert (struct boot_pmi *bp, struct broker *b,
+                      canopy_error_t *error)
+{
+    cert_t *cert = cert_create ();
+    char key[64], pub[64];
+
+    if (!cert)
+        return errprintf (error, "cannot make a CURVE certificate: %s",
+                          strerror (errno));
+    snprintf (pub, sizeof (pub), "%s", cert_public (cert));
+    if (overlay_set_cert (b->overlay, cert) < 0)     /* takes the cert */
+        return errprintf (error, "cannot set up CURVE security: %s",
+                          strerror (errno));
+    (void)attr_set (b->attrs, "tbon.pubkey", pub, ATTR_IMMUTABLE, true);
+    snprintf (key, sizeof (key), "canopy.%u.pubkey", b->rank);
+    if (pmi_client_put (bp->pmi, key, pub) < 0)
+        return errprintf (error, "PMI put %s: %s", key, strerror (errno));
+    return 0;
+}
+
+static int get_pubkey (struct boot_pmi *bp, uint32_t rank, char *buf,
+                       size_t len, canopy_error_t *error)
+{
+    char key[64];
+
+    snprintf (key, sizeof (key), "canopy.%u.pubkey", rank);
+    if (pmi_client_get (bp->pmi, key, buf, len) < 0)
+        return errprintf (error, "PMI get %s (the public key of rank %u): %s",
+                          key, rank, strerror (errno));
+    if (!cert_key_valid (buf)) {
+        errno = EPROTO;
+        return errprintf (error, "PMI %s is not a CURVE public key", key);
+    }
+    return 0;
+}
+
+/* A parent admits its children's keys, and only theirs. */
+static int authorize_children (struct boot_pmi *bp, struct broker *b,
+                               canopy_error_t *error)
+{
+    int n = topology_child_count (b->rank, b->size, b->k);
+    uint32_t *children;
+    char pub[64];
+    int rc = -1;
+
+    if (n <= 0)
+        return 0;
+    if (!(children = calloc (n, sizeof (*children)))) {
+        errno = ENOMEM;
+        return errprintf (error, "out of memory");
+    }
+    topology_children (b->rank, b->size, b->k, children, n);
+    for (int i = 0; i < n; i++) {
+        if (get_pubkey (bp, children[i], pub, sizeof (pub), error) < 0)
+            goto done;
+        if (overlay_authorize (b->overlay, pub) < 0) {
+            errprintf (error, "cannot admit the key of rank %u: %s", children[i],
+                       strerror (errno));
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    free (children);
+    return rc;
+}
+
 static int connect_parent (struct boot_pmi *bp, struct broker *b,
                            canopy_error_t *error)
 {
-    char uri[URI_MAX], key[64];
+    char uri[URI_MAX], key[64], pub[64];
     int parent = topology_parent (b->rank, b->k);
 
     snprintf (key, sizeof (key), "canopy.%d.uri", parent);
     if (pmi_client_get (bp->pmi, key, uri, sizeof (uri)) < 0)
         return errprintf (error, "PMI get %s (the endpoint of rank %d): %s", key,
                           parent, strerror (errno));
-    if (overlay_connect (b->overlay, uri, NULL) < 0)
+    if (get_pubkey (bp, parent, pub, sizeof (pub), error) < 0)
+        return -1;
+    if (overlay_connect (b->overlay, uri, pub) < 0)
         return errprintf (error, "cannot connect to %s: %s", uri, strerror (errno));
     (void)attr_set (b->attrs, "tbon.parent-endpoint", uri, ATTR_IMMUTABLE, true);
     return 0;
@@ -194,6 +271,8 @@ int boot_pmi_wire (struct boot_pmi *bp, struct broker *b, canopy_error_t *error)
         errno = EINVAL;
         return errprintf (error, "PMI bootstrap: bad arguments");
     }
+    if (make_cert (bp, b, error) < 0)
+        goto abort;
     if (topology_child_count (b->rank, b->size, b->k) > 0
         && bind_and_publish (bp, b, error) < 0)
         goto abort;
@@ -205,8 +284,10 @@ int boot_pmi_wire (struct boot_pmi *bp, struct broker *b, canopy_error_t *error)
         errprintf (error, "PMI barrier: %s", strerror (errno));
         goto abort;
     }
-    if (b->rank > 0 && connect_parent (bp, b, error) < 0)
+    if (authorize_children (bp, b, error) < 0
+        || (b->rank > 0 && connect_parent (bp, b, error) < 0))
         goto abort;
+    (void)attr_set (b->attrs, "tbon.security", "curve", ATTR_IMMUTABLE, true);
     (void)attr_set (b->attrs, "broker.boot-method", "pmi", ATTR_IMMUTABLE, true);
     broker_log (b, LOG_INFO, "PMI bootstrap (%s): rank %u of %u",
                 pmi_client_method (bp->pmi), b->rank, b->size);

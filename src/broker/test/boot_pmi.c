@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <zmq.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -77,6 +78,7 @@ static void broker_init (struct broker *b, uint32_t rank, uint32_t size)
     assert_non_null ((b->attrs = attr_create ()));
     assert_non_null ((b->log = logbuf_create (16, rank)));
     logbuf_set_stderr_level (b->log, 0);
+    assert_non_null ((b->zctx = zmq_ctx_new ()));   /* the ZAP handler's */
     assert_int_equal (router_init (b), 0);     /* overlay registers services */
     assert_non_null ((b->overlay = overlay_create (b)));
 }
@@ -85,6 +87,7 @@ static void broker_fini (struct broker *b)
 {
     overlay_destroy (b->overlay);
     router_fini (b);
+    zmq_ctx_term (b->zctx);
     logbuf_destroy (b->log);
     attr_destroy (b->attrs);
 }
@@ -132,12 +135,15 @@ static void test_single (void **state)
     assert_int_equal (rank, 0);
     assert_int_equal (size, 1);
     broker_init (&b, rank, size);
-    script (peer, "cmd=barrier_out\ncmd=finalize_ack\n");
+    script (peer, "cmd=put_result rc=0\ncmd=barrier_out\ncmd=finalize_ack\n");
     assert_int_equal (boot_pmi_wire (bp, &b, &error), 0);
-    assert_string_equal (sent (peer),
-                         "cmd=init pmi_version=1 pmi_subversion=1\n"
-                         "cmd=get_maxes\ncmd=get_my_kvsname\n"
-                         "cmd=barrier_in\ncmd=finalize\n");
+    /* the CURVE public key is fresh each time: check around it */
+    const char *out = sent (peer);
+    assert_non_null (strstr (out, "cmd=init pmi_version=1 pmi_subversion=1\n"
+                                  "cmd=get_maxes\ncmd=get_my_kvsname\n"
+                                  "cmd=put kvsname=kvs_7 key=canopy.0.pubkey value="));
+    assert_non_null (strstr (out, "\ncmd=barrier_in\ncmd=finalize\n"));
+    assert_string_equal (attr_get (b.attrs, "tbon.security", NULL), "curve");
     assert_string_equal (attr_get (b.attrs, "broker.boot-method", NULL), "pmi");
     /* the initial program must not inherit the PMI environment */
     assert_null (getenv ("PMI_FD"));
@@ -160,7 +166,7 @@ static void test_missing_parent (void **state)
     assert_non_null ((bp = boot_pmi_create (&rank, &size, &error)));
     assert_int_equal (rank, 2);
     broker_init (&b, rank, size);
-    script (peer, "cmd=barrier_out\n"
+    script (peer, "cmd=put_result rc=0\ncmd=barrier_out\n"
                   "cmd=get_result rc=-1 msg=key_canopy.0.uri_not_found\n");
     assert_int_equal (boot_pmi_wire (bp, &b, &error), -1);
     assert_non_null (strstr (error.text, "PMI get canopy.0.uri (the endpoint of rank 0)"));
@@ -188,6 +194,7 @@ static void test_bad_hint (void **state)
     assert_non_null ((bp = boot_pmi_create (&rank, &size, &error)));
     broker_init (&b, rank, size);
     assert_int_equal (attr_set (b.attrs, "tbon.interface-hint", "nosuch0", 0, true), 0);
+    script (peer, "cmd=put_result rc=0\n");
     assert_int_equal (boot_pmi_wire (bp, &b, &error), -1);
     assert_string_equal (error.text, "tbon.interface-hint 'nosuch0' is neither an "
                          "IPv4 address nor a network interface with one");
@@ -210,11 +217,40 @@ static void test_barrier_fails (void **state)
     script (peer, handshake);
     assert_non_null ((bp = boot_pmi_create (&rank, &size, &error)));
     broker_init (&b, rank, size);
-    script (peer, "cmd=barrier_out rc=-1\n");
+    script (peer, "cmd=put_result rc=0\ncmd=barrier_out rc=-1\n");
     assert_int_equal (boot_pmi_wire (bp, &b, &error), -1);
     assert_non_null (strstr (error.text, "PMI barrier"));
     assert_int_equal (boot_pmi_wire (NULL, &b, &error), -1);
     assert_int_equal (errno, EINVAL);
+    boot_pmi_destroy (bp);
+    broker_fini (&b);
+    close (peer);
+    clear_env ();
+}
+
+/* A broker with children gets their keys from PMI, and a child its
+ * parent's; a key that is not one aborts the job.
+ */
+static void test_bad_child_key (void **state)
+{
+    struct broker b;
+    canopy_error_t error;
+    struct boot_pmi *bp;
+    uint32_t rank, size;
+    int peer = setup_env (0, 2);
+
+    script (peer, handshake);
+    assert_non_null ((bp = boot_pmi_create (&rank, &size, &error)));
+    broker_init (&b, rank, size);
+    assert_int_equal (attr_set (b.attrs, "tbon.interface-hint", "127.0.0.1", 0, true), 0);
+    script (peer, "cmd=put_result rc=0\ncmd=put_result rc=0\ncmd=barrier_out\n"
+                  "cmd=get_result rc=0 value=not-a-key\n");
+    assert_int_equal (boot_pmi_wire (bp, &b, &error), -1);
+    assert_non_null (strstr (error.text, "canopy.1.pubkey is not a CURVE public key"));
+    const char *out = sent (peer);
+    assert_non_null (strstr (out, "cmd=put kvsname=kvs_7 key=canopy.0.uri value=tcp://127.0.0.1:"));
+    assert_non_null (strstr (out, "cmd=get kvsname=kvs_7 key=canopy.1.pubkey\n"));
+    assert_non_null (strstr (out, "cmd=abort exitcode=1\n"));
     boot_pmi_destroy (bp);
     broker_fini (&b);
     close (peer);
@@ -230,6 +266,7 @@ int main (void)
         cmocka_unit_test (test_missing_parent),
         cmocka_unit_test (test_bad_hint),
         cmocka_unit_test (test_barrier_fails),
+        cmocka_unit_test (test_bad_child_key),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
