@@ -30,6 +30,8 @@
  *   prime-max=BYTES     setroot carries new directories up to this size
  *                       (default 2048; 0: none)
  *   prime-budget=BYTES  ... and up to this many bytes in all (default 8192)
+ * Broker attribute kvs.guest-access=none|read|own: what users other than
+ * the instance owner may do (access.h; default none).
  *   checkpoint-period=SEC  rank 0 checkpoints the root this often when it
  *                       changed (default 10; 0: only SYNC commits and unload)
  *
@@ -48,11 +50,13 @@
 #include "src/common/libutil/hashmap.h"
 #include "src/common/libutil/monotime.h"
 #include "src/common/libkvs/treeobj.h"
+#include "src/common/libkvs/kvs_wire.h"
 #include "kvs_ctx.h"
 #include "lookup.h"
 #include "fence.h"
 #include "apply.h"
 #include "watch.h"
+#include "access.h"
 #include "checkpoint.h"
 
 CANOPY_MOD_NAME ("kvs");
@@ -306,10 +310,46 @@ static void lookup_cb (canopy_t *h, canopy_msg_handler_t *mh,
     lookup_run (l);
 }
 
+/* A write from a guest (kvs.guest-access=own admits them to the handler):
+ * every key under its own namespace.  Returns true if it may go on;
+ * otherwise it has been answered (EPERM).
+ */
+static bool guest_write_ok (struct kvs_ctx *ctx, const canopy_msg_t *msg,
+                            bool commit)
+{
+    uint32_t rolemask = 0, userid = 0;
+    const void *data;
+    size_t len;
+    json_t *fences = NULL;
+    blobtab_t *blobs = NULL;
+    canopy_error_t error;
+
+    (void)canopy_msg_get_rolemask (msg, &rolemask);
+    if (rolemask & CANOPY_ROLE_OWNER)
+        return true;
+    (void)canopy_msg_get_userid (msg, &userid);
+    error.text[0] = '\0';
+    if (canopy_msg_get_payload (msg, &data, &len) < 0
+        || kvs_wire_decode (data, len, false, &fences, &blobs, &error) < 0) {
+        canopy_respond_error (ctx->h, msg, EPROTO, error.text[0] ? error.text : NULL);
+        return false;
+    }
+    int rc = kvs_guest_check (userid, fences, !commit, &error);
+    json_decref (fences);
+    blobtab_destroy (blobs);
+    if (rc < 0) {
+        canopy_respond_error (ctx->h, msg, EPERM, error.text);
+        return false;
+    }
+    return true;
+}
+
 static void commit_cb (canopy_t *h, canopy_msg_handler_t *mh,
                        const canopy_msg_t *msg, void *arg)
 {
     struct kvs_ctx *ctx = arg;
+    if (!guest_write_ok (ctx, msg, true))
+        return;
     fence_request (ctx->fences, msg, true);
     applier_kick (ctx->applier);
 }
@@ -318,6 +358,8 @@ static void fence_cb (canopy_t *h, canopy_msg_handler_t *mh,
                       const canopy_msg_t *msg, void *arg)
 {
     struct kvs_ctx *ctx = arg;
+    if (!guest_write_ok (ctx, msg, false))
+        return;
     fence_request (ctx->fences, msg, false);
     applier_kick (ctx->applier);
 }
@@ -504,6 +546,30 @@ static const struct canopy_msg_handler_spec htab[] = {
     CANOPY_MSGHANDLER_TABLE_END,
 };
 
+/* Guests (access.h): admit them to the handlers their access allows.
+ * handlers[] follows htab[].
+ */
+static void guest_admit (struct kvs_ctx *ctx, canopy_msg_handler_t **handlers)
+{
+    static const char *reads[] = { "kvs.lookup", "kvs.getroot", "kvs.wait-version",
+                                   "kvs.watch", "kvs.unwatch", NULL };
+    static const char *writes[] = { "kvs.commit", "kvs.fence", NULL };
+
+    for (int i = 0; htab[i].topic_glob; i++) {
+        bool admit = false;
+        for (int j = 0; reads[j]; j++)
+            if (ctx->limits.guest_access >= KVS_GUEST_READ
+                && !strcmp (htab[i].topic_glob, reads[j]))
+                admit = true;
+        for (int j = 0; writes[j]; j++)
+            if (ctx->limits.guest_access >= KVS_GUEST_OWN
+                && !strcmp (htab[i].topic_glob, writes[j]))
+                admit = true;
+        if (admit)
+            canopy_msg_handler_allow_rolemask (handlers[i], CANOPY_ROLE_USER);
+    }
+}
+
 /* Configuration */
 
 static int set_option (struct kvs_ctx *ctx, const char *name, const char *value)
@@ -549,6 +615,18 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
     ctx->limits.fence_timeout = 0;
     ctx->limits.hdir_threshold = 128;
     ctx->limits.prime_max = 2048;
+    ctx->limits.guest_access = KVS_GUEST_NONE;
+    const char *ga = canopy_attr_get (ctx->h, "kvs.guest-access");
+    enum kvs_guest_access access;
+    if (ga) {
+        if (kvs_guest_access_parse (ga, &access) < 0) {
+            canopy_log (ctx->h, LOG_ERR, "bad attribute kvs.guest-access=%s"
+                        " (expected none, read or own)", ga);
+            errno = EINVAL;
+            return -1;
+        }
+        ctx->limits.guest_access = access;
+    }
     ctx->limits.prime_budget = 8192;
     ctx->cache_max = 128 * 1024 * 1024;
     ctx->cache_age = 60;
@@ -676,6 +754,7 @@ int mod_main (canopy_t *h, int argc, char **argv)
         goto done;
     if (canopy_msg_handler_addvec (h, htab, &ctx, &handlers) < 0)
         goto done;
+    guest_admit (&ctx, handlers);
     /* rank 0 times fences out and expires finished names (1 s steps);
      * elsewhere the timer only ages the cache, so an idle broker wakes
      * rarely

@@ -26,6 +26,7 @@ struct kvs_module_limits {
     int hdir_threshold;         /* entries before a dir is hashed */
     int prime_max;              /* setroot carries new dirs up to this size */
     int prime_budget;           /* ... this many bytes in all (0: none) */
+    int guest_access;           /* enum kvs_guest_access (access.h) */
 };
 
 struct kvs_ctx {
