@@ -1,7 +1,8 @@
 /* kvs_relay.c - see kvs_relay.h
  *
  * Ownership: a decoded kvs_relay_t holds the parsed header and a blob
- * table whose data points into the caller's buffer, so it must not
+ * table with copies of the blobs (blobtab copies); only the ops text of
+ * each fence points into the caller's buffer, so the relay must not
  * outlive that buffer.  The encoder copies everything it is given.
  */
 #include <stdlib.h>
