@@ -172,7 +172,9 @@ static bool is_dirlike (json_t *obj)
 }
 
 /* Fetch the stored directory (dir or hdir) a ref names, or NULL with
- * EAGAIN after requesting it.
+ * EAGAIN after requesting it (a load that cannot even be started is
+ * noted in load_errnum; the walk goes on and the round fails at the end
+ * of the fence, never from inside kvs_load).
  */
 static json_t *load_dirlike (struct round *rd, const char *ref)
 {
@@ -370,9 +372,12 @@ static int apply_all (struct round *rd)
     json_t *cur = objcache_get_dir (ctx->cache, ctx->rootref);
 
     if (!cur) {
-        if (kvs_load (ctx, ctx->rootref, OBJ_DIR, load_cb, rd) == 0)
+        if (kvs_load (ctx, ctx->rootref, OBJ_DIR, load_cb, rd) == 0) {
             rd->pending++;
-        errno = EAGAIN;
+            errno = EAGAIN;
+        }
+        else
+            errno = rd->load_errnum = errno ? errno : ENOMEM;
         return -1;
     }
     json_decref (rd->root);
@@ -592,7 +597,8 @@ static void load_cb (int errnum, void *arg)
         rd->load_errnum = errnum;
     if (--rd->pending == 0) {
         if (rd->load_errnum)
-            round_finish (rd, rd->load_errnum, "cannot load a directory");
+            round_finish (rd, rd->load_errnum, rd->a->ctx->unloading
+                          ? "KVS module unloading" : "cannot load a directory");
         else
             round_continue (rd);
     }
@@ -681,8 +687,11 @@ static void round_continue (struct round *rd)
     rd->load_errnum = 0;
     if (apply_all (rd) < 0) {
         if (errno == EAGAIN && rd->pending > 0)
-            return;     /* load_cb restarts us */
-        round_finish (rd, errno ? errno : EIO, "applying the transaction failed");
+            return;     /* load_cb restarts us (or fails the round) */
+        if (rd->load_errnum)
+            round_finish (rd, rd->load_errnum, "cannot load a directory");
+        else
+            round_finish (rd, errno ? errno : EIO, "applying the transaction failed");
         return;
     }
     bool any = false;
