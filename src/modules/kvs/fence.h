@@ -5,17 +5,24 @@
  * unique name) and from child brokers (kvs.relay) are merged: operations
  * appended, blobs de-duplicated by hash, participant counts added.
  *
- * On a rank > 0, what was merged during one pass of the reactor is sent
- * upstream as one kvs.relay message (several fences may share it); the
- * table keeps only the local requests to answer.  On rank 0, a fence whose
- * count reaches nprocs is ready to be applied (apply.c).
+ * On a rank > 0, merged contributions are sent upstream in kvs.relay
+ * messages (several fences may share one), with at most one relay in
+ * flight: the first leaves at the end of the reactor pass in which
+ * something was merged, and what is merged while it travels leaves, as
+ * one message, when the parent acknowledges it.  The table then keeps
+ * only the local requests to answer.  A contribution that cannot be
+ * relayed becomes an error contribution, so its fence fails everywhere.
+ * On rank 0, a fence whose count reaches nprocs is ready to be applied
+ * (apply.c).
  *
  * Completion: every broker answers its local requests when the
  * kvs.setroot event names the fence (success, with the new version) or
  * lists it among its errors.  Failures (mismatched nprocs/flags, too many
  * participants, a participant that disconnected, a timeout, an abort, a
  * bad transaction) are decided on rank 0, which remembers finished names
- * for a while so that late joiners get the same answer.
+ * for FINISHED_KEEP (300 s) so that late joiners get the same answer: a
+ * fence name cannot be reused for that long (EINVAL "fence already
+ * complete: too many participants", or the fence's own error).
  */
 #ifndef CANOPY_KVS_FENCE_H
 #define CANOPY_KVS_FENCE_H

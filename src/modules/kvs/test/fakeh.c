@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <unistd.h>
+#include <stdio.h>
 #include <canopy/canopy.h>
 #include "src/common/libutil/list.h"
 #include "src/common/libcanopy/handle_private.h"
@@ -24,7 +25,9 @@ struct fakeh {
     struct list_node inbox;
     int ninbox;
     int pipefd[2];
-    int fail_skip;          /* sends to let through before failing; -1: none */
+    char fail_glob[64];     /* which sends may fail ("" all) */
+    int fail_skip;          /* sends to let through before failing */
+    int fail_count;         /* sends to fail then */
     int fail_errnum;
     int failed;
 };
@@ -53,19 +56,22 @@ static void q_clear (struct list_node *q)
         canopy_msg_decref (q_remove (list_entry (q->next, struct qent, node)));
 }
 
+static bool matches (const canopy_msg_t *msg, int typemask, const char *glob);
+
 static int op_send (void *impl, const canopy_msg_t *msg, bool nonblock)
 {
     struct fakeh *f = impl;
     canopy_msg_t *cpy;
 
-    if (f->fail_skip == 0) {
-        f->fail_skip = -1;
-        f->failed++;
-        errno = f->fail_errnum;
-        return -1;
-    }
-    if (f->fail_skip > 0)
+    if (f->fail_count > 0 && matches (msg, ~0, f->fail_glob[0] ? f->fail_glob : NULL)) {
+        if (f->fail_skip == 0) {
+            f->fail_count--;
+            f->failed++;
+            errno = f->fail_errnum;
+            return -1;
+        }
         f->fail_skip--;
+    }
     if (!(cpy = canopy_msg_copy (msg, true)))
         return -1;
     if (q_push (&f->outbox, cpy) < 0) {
@@ -134,7 +140,6 @@ canopy_t *fakeh_create (struct fakeh **fp)
         return NULL;
     list_init (&f->outbox);
     list_init (&f->inbox);
-    f->fail_skip = -1;
     if (pipe (f->pipefd) < 0) {
         free (f);
         return NULL;
@@ -163,6 +168,22 @@ canopy_msg_t *fakeh_take (struct fakeh *f, int typemask, const char *glob)
     list_for_each (pos, &f->outbox) {
         struct qent *e = list_entry (pos, struct qent, node);
         if (matches (e->msg, typemask, glob))
+            return q_remove (e);
+    }
+    return NULL;
+}
+
+canopy_msg_t *fakeh_take_publication (struct fakeh *f, const char *topic)
+{
+    struct list_node *pos;
+    size_t tlen = strlen (topic);
+    list_for_each (pos, &f->outbox) {
+        struct qent *e = list_entry (pos, struct qent, node);
+        const void *data;
+        size_t len;
+        if (matches (e->msg, CANOPY_MSGTYPE_REQUEST, "event.pub")
+            && canopy_msg_get_payload (e->msg, &data, &len) == 0
+            && len > tlen && memcmp (data, topic, tlen + 1) == 0)
             return q_remove (e);
     }
     return NULL;
@@ -221,9 +242,12 @@ int fakeh_pending (struct fakeh *f)
     return f->ninbox;
 }
 
-void fakeh_fail_send (struct fakeh *f, int skip, int errnum)
+void fakeh_fail_send (struct fakeh *f, const char *glob, int skip, int count,
+                      int errnum)
 {
-    f->fail_skip = skip < 0 ? -1 : skip;
+    snprintf (f->fail_glob, sizeof (f->fail_glob), "%s", glob ? glob : "");
+    f->fail_skip = skip < 0 ? 0 : skip;
+    f->fail_count = count < 0 ? 0 : count;
     f->fail_errnum = errnum;
 }
 
@@ -253,6 +277,17 @@ canopy_msg_t *fakeh_request (const char *topic, uint32_t matchtag,
         || canopy_msg_route_enable (msg) < 0
         || (sender && canopy_msg_route_push (msg, sender) < 0)
         || (data && canopy_msg_set_payload (msg, data, len) < 0)) {
+        canopy_msg_decref (msg);
+        return NULL;
+    }
+    return msg;
+}
+
+canopy_msg_t *fakeh_request_json (const char *topic, uint32_t matchtag,
+                                  const char *sender, const char *json)
+{
+    canopy_msg_t *msg = fakeh_request (topic, matchtag, sender, NULL, 0);
+    if (msg && json && canopy_msg_set_string (msg, json) < 0) {
         canopy_msg_decref (msg);
         return NULL;
     }

@@ -29,6 +29,11 @@ canopy_t *fakeh_create (struct fakeh **fp);
  * whose topic matches 'glob' (fnmatch; NULL: any), removed; NULL if none.
  */
 canopy_msg_t *fakeh_take (struct fakeh *f, int typemask, const char *glob);
+/* The first "event.pub" request (canopy_event_publish*) of an event with
+ * this topic, removed; NULL if none.  Its payload is the topic, a NUL,
+ * then the event's payload.
+ */
+canopy_msg_t *fakeh_take_publication (struct fakeh *f, const char *topic);
 /* The response to the request with this matchtag, removed; NULL if none. */
 canopy_msg_t *fakeh_take_response (struct fakeh *f, uint32_t matchtag);
 /* How many messages in the outbox match (as fakeh_take). */
@@ -46,10 +51,12 @@ void fakeh_inject (struct fakeh *f, const canopy_msg_t *msg);
 /* Messages waiting in the inbox. */
 int fakeh_pending (struct fakeh *f);
 
-/* Let 'skip' more sends succeed, then fail the next one with 'errnum'
- * (once).  skip < 0 cancels.
+/* Of the messages whose topic matches 'glob' (NULL: all), let 'skip' more
+ * be sent, then fail the next 'count' sends with 'errnum'.  count 0
+ * cancels.
  */
-void fakeh_fail_send (struct fakeh *f, int skip, int errnum);
+void fakeh_fail_send (struct fakeh *f, const char *glob, int skip, int count,
+                      int errnum);
 /* Sends that failed so far. */
 int fakeh_failed_sends (struct fakeh *f);
 
@@ -63,5 +70,8 @@ void fakeh_run (canopy_t *h, struct fakeh *f);
  */
 canopy_msg_t *fakeh_request (const char *topic, uint32_t matchtag,
                              const char *sender, const void *data, size_t len);
+/* The same with a JSON payload (a string, or NULL: none). */
+canopy_msg_t *fakeh_request_json (const char *topic, uint32_t matchtag,
+                                  const char *sender, const char *json);
 
 #endif

@@ -10,6 +10,7 @@
 #include "src/common/libutil/base64.h"
 #include "src/common/libutil/blobref.h"
 #include "src/common/libkvs/treeobj.h"
+#include "src/common/libkvs/kvs_txn.h"
 #include "src/modules/kvs/load.h"
 #include "kvsenv.h"
 
@@ -131,4 +132,41 @@ json_t *kvsenv_msg_json (const canopy_msg_t *msg)
     if (canopy_msg_get_string (msg, &s) < 0 || !s)
         return NULL;
     return json_loads (s, JSON_DECODE_ANY, NULL);
+}
+
+json_t *kvsenv_take_event (struct kvsenv *env, const char *topic)
+{
+    canopy_msg_t *req = fakeh_take_publication (env->fake, topic);
+    const void *data;
+    size_t len;
+    json_t *o;
+
+    if (!req)
+        return NULL;
+    assert_int_equal (canopy_msg_get_payload (req, &data, &len), 0);
+    size_t tlen = strlen (topic) + 1;
+    o = json_loadb ((const char *)data + tlen, len - tlen, 0, NULL);
+    assert_non_null (o);
+    fakeh_respond (env->fake, req, 0, NULL, 0);
+    canopy_msg_decref (req);
+    return o;
+}
+
+canopy_msg_t *kvsenv_txn_request (const char *topic, uint32_t matchtag,
+                                  const char *sender, const char *name,
+                                  int nprocs, int flags, const char *key,
+                                  const void *val, size_t len)
+{
+    kvs_txn_t *txn = kvs_txn_create ();
+    void *buf;
+    size_t buflen;
+    assert_non_null (txn);
+    if (key)
+        assert_int_equal (kvs_txn_put_raw (txn, key, val, len), 0);
+    assert_int_equal (kvs_txn_encode (txn, name, nprocs, flags, &buf, &buflen), 0);
+    canopy_msg_t *msg = fakeh_request (topic, matchtag, sender, buf, buflen);
+    assert_non_null (msg);
+    free (buf);
+    kvs_txn_destroy (txn);
+    return msg;
 }

@@ -48,5 +48,14 @@ void kvsenv_run (struct kvsenv *env);
 
 /* The JSON payload of a message (new reference) or NULL. */
 json_t *kvsenv_msg_json (const canopy_msg_t *msg);
+/* The payload of the first event published with this topic (an
+ * "event.pub" request in the outbox, answered and removed), or NULL.
+ */
+json_t *kvsenv_take_event (struct kvsenv *env, const char *topic);
+/* Build a client's kvs.fence (or commit) request with one put. */
+canopy_msg_t *kvsenv_txn_request (const char *topic, uint32_t matchtag,
+                                  const char *sender, const char *name,
+                                  int nprocs, int flags, const char *key,
+                                  const void *val, size_t len);
 
 #endif

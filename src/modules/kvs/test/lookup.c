@@ -352,7 +352,7 @@ static void test_load_start_fails (void **state)
     struct objcache_stats st;
 
     make_tree (env, &t, false);
-    fakeh_fail_send (env->fake, 1, ENOMEM);     /* the second chunk's */
+    fakeh_fail_send (env->fake, "content.load", 1, 1, ENOMEM);     /* the second chunk's */
     start (env, t.root, "big", 0, &r);
     assert_int_equal (fakeh_failed_sends (env->fake), 1);
     assert_int_equal (r.calls, 0);              /* waits for the first */
@@ -365,7 +365,7 @@ static void test_load_start_fails (void **state)
     assert_int_equal (r.errnum, ENOMEM);
 
     /* the only load fails to start: finished at once, from lookup_run */
-    fakeh_fail_send (env->fake, 0, EHOSTUNREACH);
+    fakeh_fail_send (env->fake, "content.load", 0, 1, EHOSTUNREACH);
     start (env, t.root, "d.x", 0, &r);
     assert_int_equal (r.calls, 1);
     assert_int_equal (r.errnum, EHOSTUNREACH);
@@ -392,7 +392,7 @@ static void test_load_start_fails (void **state)
     kvsenv_store_dir (env, root, true, rootref);
     json_decref (root);
     start (env, rootref, "one", 0, &r2);        /* loads p1 */
-    fakeh_fail_send (env->fake, 0, ENOMEM);     /* p2's load */
+    fakeh_fail_send (env->fake, "content.load", 0, 1, ENOMEM);     /* p2's load */
     start (env, rootref, "big", 0, &r);
     assert_int_equal (r.calls, 0);
     assert_int_equal (kvsenv_serve_loads (env), 1);
