@@ -825,27 +825,39 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
     applier_kick (a);
 }
 
+/* Allocate everything a round needs first, then take the fences: a
+ * failure (ENOMEM) takes nothing, so every ready fence stays ready (its
+ * waiters keep waiting for an answer that will come) and the round is
+ * tried again at the next reactor pass.
+ */
 static void start_round (struct applier *a)
 {
     struct kvs_ctx *ctx = a->ctx;
-    struct round *rd = calloc (1, sizeof (*rd));
+    int max = fence_ready_count (ctx->fences);
+    struct round *rd;
 
-    if (!rd)
+    if (max > MAX_BATCH)
+        max = MAX_BATCH;
+    if (max == 0)
         return;
+    if (!(rd = calloc (1, sizeof (*rd))))
+        goto retry;
     rd->a = a;
     rd->t0 = thread_cputime ();
-    if (!(rd->store = blobtab_create ())) {
-        round_destroy (rd);
-        return;
-    }
-    rd->nfences = fence_take_ready (ctx->fences, rd->fences, MAX_BATCH);
-    if (rd->nfences == 0 || !(rd->failed = calloc (rd->nfences, sizeof (int)))
-        || !(rd->errstr = calloc (rd->nfences, sizeof (*rd->errstr)))) {
-        round_destroy (rd);
-        return;
-    }
+    if (!(rd->store = blobtab_create ())
+        || !(rd->failed = calloc (max, sizeof (int)))
+        || !(rd->errstr = calloc (max, sizeof (*rd->errstr))))
+        goto retry;
+    if ((rd->nfences = fence_take_ready (ctx->fences, rd->fences, max)) == 0)
+        goto retry;
     a->round = rd;
     round_continue (rd);
+    return;
+retry:
+    round_destroy (rd);
+    canopy_log (ctx->h, LOG_ERR, "cannot start applying %d ready fence%s: out of"
+                " memory; trying again", max, max == 1 ? "" : "s");
+    canopy_watcher_start (a->prep);
 }
 
 void applier_kick (struct applier *a)

@@ -831,9 +831,12 @@ int fence_take_ready (struct fence_table *ft, struct ready_fence **out, int max)
         struct fence *f = list_entry (ft->ready.next, struct fence, ready_node);
         if ((f->flags & KVS_NO_MERGE) && n > 0)
             break;
+        /* nothing is taken unless everything needed was allocated */
         struct ready_fence *rf = calloc (1, sizeof (*rf));
-        if (!rf || !(rf->name = strdup (f->name))) {
+        blobtab_t *fresh = blobtab_create ();
+        if (!rf || !fresh || !(rf->name = strdup (f->name))) {
             free (rf);
+            blobtab_destroy (fresh);
             break;
         }
         rf->flags = f->flags;
@@ -841,7 +844,7 @@ int fence_take_ready (struct fence_table *ft, struct ready_fence **out, int max)
         rf->ops = f->parsed;
         rf->blobs = f->blobs;
         f->parsed = NULL;
-        f->blobs = blobtab_create ();
+        f->blobs = fresh;
         list_del (&f->ready_node);
         f->ready = false;
         ft->nready--;
@@ -865,6 +868,11 @@ void ready_fence_free (struct ready_fence *rf)
 bool fence_have_ready (struct fence_table *ft)
 {
     return ft->nready > 0;
+}
+
+int fence_ready_count (struct fence_table *ft)
+{
+    return ft->nready;
 }
 
 void fence_fail_all (struct fence_table *ft, int errnum, const char *errstr)

@@ -53,12 +53,14 @@ void fence_abort_request (struct fence_table *ft, const canopy_msg_t *msg);
 void fence_disconnect (struct fence_table *ft, const char *sender);
 
 /* rank 0: take up to 'max' ready fences (in readiness order; a NO_MERGE
- * fence is taken alone).  Returns the count; caller frees with
- * ready_fence_free.
+ * fence is taken alone).  Returns the count (fewer, possibly 0, if memory
+ * ran out: the others stay ready); caller frees with ready_fence_free and
+ * must report every fence taken with fence_finished.
  */
 int fence_take_ready (struct fence_table *ft, struct ready_fence **out, int max);
 void ready_fence_free (struct ready_fence *rf);
 bool fence_have_ready (struct fence_table *ft);
+int fence_ready_count (struct fence_table *ft);
 /* rank 0: record the outcome and tell everyone (publishes kvs.setroot). */
 void fence_finished (struct fence_table *ft, const char *name, int errnum,
                      const char *errstr);

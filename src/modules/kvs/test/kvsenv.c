@@ -111,6 +111,38 @@ static int answer_loads (struct kvsenv *env, int errnum)
     return n;
 }
 
+int kvsenv_serve_stores (struct kvsenv *env, int errnum)
+{
+    canopy_msg_t *req;
+    int n = 0;
+    while ((req = fakeh_take (env->fake, CANOPY_MSGTYPE_REQUEST,
+                              "content.store-local"))) {
+        const uint8_t *p;
+        size_t len, off = 0;
+        assert_int_equal (canopy_msg_get_payload (req, (const void **)&p, &len), 0);
+        /* blobref (BLOBREF_STRLEN bytes), u32 length, data; repeated */
+        while (!errnum && off < len) {
+            char ref[BLOBREF_MAX], computed[BLOBREF_MAX];
+            assert_true (len - off >= BLOBREF_STRLEN + 4);
+            memcpy (ref, p + off, BLOBREF_STRLEN);
+            ref[BLOBREF_STRLEN] = '\0';
+            off += BLOBREF_STRLEN;
+            size_t blen = ((size_t)p[off] << 24) | ((size_t)p[off + 1] << 16)
+                          | ((size_t)p[off + 2] << 8) | p[off + 3];
+            off += 4;
+            assert_true (len - off >= blen);
+            store (env, p + off, blen, computed);
+            assert_string_equal (ref, computed);    /* the applier's refs are right */
+            off += blen;
+        }
+        fakeh_respond (env->fake, req, errnum, NULL, 0);
+        canopy_msg_decref (req);
+        n++;
+    }
+    kvsenv_run (env);
+    return n;
+}
+
 int kvsenv_serve_loads (struct kvsenv *env)
 {
     return answer_loads (env, 0);

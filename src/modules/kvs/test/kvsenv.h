@@ -40,6 +40,10 @@ void kvsenv_store_raw (struct kvsenv *env, const void *data, size_t len,
                        bool cache, char *ref);
 /* Answer every content.load request in the outbox; returns how many. */
 int kvsenv_serve_loads (struct kvsenv *env);
+/* Answer every content.store-local request (errnum 0: keep its blobs,
+ * then answer success); returns how many.
+ */
+int kvsenv_serve_stores (struct kvsenv *env, int errnum);
 /* Answer every content.load request with an error; returns how many. */
 int kvsenv_fail_loads (struct kvsenv *env, int errnum);
 
