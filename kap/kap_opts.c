@@ -175,8 +175,8 @@ static int validate (struct kap_config *cfg, char *errbuf, size_t errlen)
     if (cfg->nprocs < 0)
         cfg->nprocs = cfg->size;
     if (cfg->nprocs < 1 || cfg->nprocs > cfg->size)
-        FAIL ("--total-num-proc must be between 1 and the number of MPI ranks (%d).",
-              cfg->size);
+        FAIL ("--total-num-proc must be between 1 and the number of ranks"
+              " (participants) (%d).", cfg->size);
     if (cfg->nproducers < 0)
         cfg->nproducers = cfg->nprocs;
     if (cfg->nconsumers < 0)

@@ -148,6 +148,9 @@ static void test_errors (void **state)
 {
     expect_error (4, "--total-num-proc", (char *[]){ "kap", "-T", "5", NULL });
     expect_error (4, "--total-num-proc", (char *[]){ "kap", "-T", "0", NULL });
+    /* kap-crowd shares these texts: no "MPI" in them */
+    expect_error (4, "number of ranks (participants) (4)",
+                  (char *[]){ "kap", "-T", "5", NULL });
     expect_error (4, "--nproducers", (char *[]){ "kap", "-P", "0", NULL });
     expect_error (4, "--nproducers", (char *[]){ "kap", "-T", "2", "-P", "3", NULL });
     expect_error (4, "--nconsumers", (char *[]){ "kap", "-C", "9", NULL });

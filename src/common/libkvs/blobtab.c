@@ -1,5 +1,7 @@
 /* blobtab.c - see blobtab.h.  A hashmap for lookup plus an array for
- * order; each blob's bytes are owned by the table.
+ * order; each blob's bytes are owned by the table.  The map holds index + 1
+ * (never 0, so a lookup miss is NULL); the newest blobs are at the end of
+ * the array, which is what makes blobtab_truncate exact.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -104,16 +106,33 @@ int blobtab_add (blobtab_t *bt, const char *ref, const void *data, size_t len,
     return 1;
 }
 
+void blobtab_truncate (blobtab_t *bt, int count)
+{
+    if (!bt || count < 0)
+        return;
+    int saved_errno = errno;
+    while (bt->count > count) {
+        struct blob *b = &bt->v[--bt->count];
+        (void)hashmap_delete (bt->map, b->ref);
+        bt->bytes -= b->len;
+        free (b->data);
+    }
+    errno = saved_errno;
+}
+
 int blobtab_merge (blobtab_t *bt, const blobtab_t *from)
 {
     if (!bt || !from) {
         errno = EINVAL;
         return -1;
     }
+    int mark = bt->count;
     for (int i = 0; i < from->count; i++) {
         if (blobtab_add (bt, from->v[i].ref, from->v[i].data, from->v[i].len,
-                         NULL, 0) < 0)
+                         NULL, 0) < 0) {
+            blobtab_truncate (bt, mark);
             return -1;
+        }
     }
     return 0;
 }

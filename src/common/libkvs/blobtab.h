@@ -2,9 +2,13 @@
  *
  * Used for the blobs that travel with transactions: adding a blob whose
  * ref is already present is a no-op (this is where redundant values are
- * de-duplicated on their way up the tree).  Blob data is copied in, or
- * referenced from a buffer the table holds a reference to (blobtab_add_ref,
- * used when decoding a received message without copying).
+ * de-duplicated on their way up the tree).  The table owns a copy of every
+ * blob's bytes: blobtab_add and blobtab_merge copy, so nothing added
+ * depends on the caller's buffer afterwards (decoders of received
+ * messages copy too).
+ *
+ * Errors: -1 with errno EINVAL (bad argument, or a malformed ref: see
+ * blobref_validate), ENOENT (blobtab_get of a missing ref), ENOMEM.
  */
 #ifndef CANOPY_KVS_BLOBTAB_H
 #define CANOPY_KVS_BLOBTAB_H
@@ -16,14 +20,23 @@ typedef struct blobtab blobtab_t;
 
 blobtab_t *blobtab_create (void);
 void blobtab_destroy (blobtab_t *bt);
-/* Add data under ref (computed if ref is NULL; the ref is written to
- * 'out' if non-NULL).  Returns 1 if added, 0 if it was already there.
+/* Add a copy of data under ref (computed if ref is NULL; a given ref is
+ * trusted, only its syntax is checked).  The ref is written to 'out' if
+ * non-NULL (outsize >= BLOBREF_MAX).  Returns 1 if added, 0 if it was
+ * already there (nothing changes), -1 on error (nothing changes).
  */
 int blobtab_add (blobtab_t *bt, const char *ref, const void *data, size_t len,
                  char *out, size_t outsize);
-/* Merge every blob of 'from' into 'bt' (copies). */
+/* Merge every blob of 'from' into 'bt' (copies).  On error, the blobs
+ * merged so far are removed again (bt is as before).
+ */
 int blobtab_merge (blobtab_t *bt, const blobtab_t *from);
+/* Remove the blobs added last, keeping the first 'count' (a count taken
+ * earlier with blobtab_count): undoes the additions since then.
+ */
+void blobtab_truncate (blobtab_t *bt, int count);
 bool blobtab_has (const blobtab_t *bt, const char *ref);
+/* Borrowed data of ref (valid until the table changes). */
 int blobtab_get (const blobtab_t *bt, const char *ref, const void **data, size_t *len);
 int blobtab_count (const blobtab_t *bt);
 size_t blobtab_bytes (const blobtab_t *bt);

@@ -1,7 +1,8 @@
 /* kvs_relay.c - see kvs_relay.h
  *
  * Ownership: a decoded kvs_relay_t holds the parsed header and a blob
- * table whose data points into the caller's buffer, so it must not
+ * table with copies of the blobs (blobtab copies); only the ops text of
+ * each fence points into the caller's buffer, so the relay must not
  * outlive that buffer.  The encoder copies everything it is given.
  */
 #include <stdlib.h>
@@ -285,7 +286,44 @@ struct kvs_relay_enc {
     json_t *fences;
     struct kvs_opsbuf text;     /* every fence's ops, back to back */
     blobtab_t *blobs;
+    size_t max;                 /* size limit of the message */
+    size_t bound;               /* upper bound of the message's size */
 };
+
+/* Bounds.  JSON escapes a byte as at most 6 ("\u00XX"); an integer is at
+ * most 20 characters.  The fixed text of a header entry (keys, quotes,
+ * separators) is under 128 bytes, that of the header itself under 32.
+ */
+#define ENTRY_FIXED 128
+#define INT_MAX_CHARS 20
+#define HDR_FIXED (4 + 32)
+
+static size_t escaped_bound (const char *s)
+{
+    return 2 + 6 * (s ? strlen (s) : 0);
+}
+
+size_t kvs_relay_fence_bound (const struct kvs_relay_fence *f, const blobtab_t *blobs)
+{
+    size_t n = blobtab_count (blobs);
+    return ENTRY_FIXED + 8 * INT_MAX_CHARS
+           + escaped_bound (f->name) + escaped_bound (f->errstr)
+           + n * (BLOBREF_STRLEN + 3)                       /* refs */
+           + f->opslen
+           + n * (BLOBREF_STRLEN + 8 + INT_MAX_CHARS)       /* blob table */
+           + blobtab_bytes (blobs);
+}
+
+size_t kvs_relay_enc_bound (const kvs_relay_enc_t *e)
+{
+    return e ? e->bound : 0;
+}
+
+void kvs_relay_enc_set_max (kvs_relay_enc_t *e, size_t max)
+{
+    if (e)
+        e->max = max > 0 && max < CANOPY_MSG_SIZE_MAX ? max : CANOPY_MSG_SIZE_MAX;
+}
 
 kvs_relay_enc_t *kvs_relay_enc_create (void)
 {
@@ -296,6 +334,8 @@ kvs_relay_enc_t *kvs_relay_enc_create (void)
         return NULL;
     }
     kvs_opsbuf_init (&e->text);
+    e->max = CANOPY_MSG_SIZE_MAX;
+    e->bound = HDR_FIXED;
     return e;
 }
 
@@ -316,6 +356,7 @@ int kvs_relay_enc_add (kvs_relay_enc_t *e, const struct kvs_relay_fence *f,
 {
     json_t *o = NULL, *refs = NULL;
     size_t mark;
+    int nblobs;
 
     if (!e || !f || !f->name || f->nops < 0 || (f->opslen > 0 && !f->ops)) {
         errno = EINVAL;
@@ -342,6 +383,7 @@ int kvs_relay_enc_add (kvs_relay_enc_t *e, const struct kvs_relay_fence *f,
         goto nomem;
     /* the text is stored raw (no separator between fences) */
     mark = e->text.len;
+    nblobs = blobtab_count (e->blobs);
     if (f->opslen > 0) {
         if (reserve (&e->text, f->opslen) < 0)
             goto nomem;
@@ -354,10 +396,12 @@ int kvs_relay_enc_add (kvs_relay_enc_t *e, const struct kvs_relay_fence *f,
     }
     if (json_array_append_new (e->fences, o) < 0) {   /* o is consumed */
         e->text.len = mark;
+        blobtab_truncate (e->blobs, nblobs);
         o = NULL;
         goto nomem;
     }
     json_decref (refs);
+    e->bound += kvs_relay_fence_bound (f, blobs);
     return 0;
 nomem:
     json_decref (o);
@@ -393,7 +437,7 @@ int kvs_relay_enc_finish (kvs_relay_enc_t *e, void **bufp, size_t *lenp)
         goto nomem;
     hlen = strlen (s);
     total = 4 + hlen + e->text.len + blobtab_bytes (e->blobs);
-    if (total > CANOPY_MSG_SIZE_MAX || hlen > UINT32_MAX) {
+    if (total > e->max || hlen > UINT32_MAX) {
         free (s);
         json_decref (hdr);
         json_decref (table);

@@ -21,6 +21,10 @@
  * kvs_relay_decode checks the framing and the header's shape, every
  * length, and every ref; it does not parse the ops text (kvs_opsbuf_parse
  * does, on rank 0).  Malformed input is EPROTO with text in *error.
+ *
+ * Ownership: a decoded kvs_relay_t copies the blobs into its own table,
+ * but each fence's ops text points into the buffer given to
+ * kvs_relay_decode: the buffer must outlive the kvs_relay_t.
  */
 #ifndef CANOPY_KVS_RELAY_H
 #define CANOPY_KVS_RELAY_H
@@ -51,7 +55,9 @@ int kvs_opsbuf_append_json (struct kvs_opsbuf *ob, json_t *ops);
  */
 json_t *kvs_opsbuf_parse (const struct kvs_opsbuf *ob);
 
-/* One fence of a decoded relay (pointers borrowed from the kvs_relay_t). */
+/* One fence of a decoded relay.  name, errstr and refs are borrowed from
+ * the kvs_relay_t; ops points into the decoded buffer.
+ */
 struct kvs_relay_fence {
     const char *name;
     int nprocs;
@@ -73,7 +79,9 @@ kvs_relay_t *kvs_relay_decode (const void *buf, size_t len,
 void kvs_relay_destroy (kvs_relay_t *r);
 int kvs_relay_count (const kvs_relay_t *r);
 const struct kvs_relay_fence *kvs_relay_fence (const kvs_relay_t *r, int i);
-/* The blobs (data borrowed from the decoded buffer; copy to keep). */
+/* The blobs: copies owned by the kvs_relay_t, borrowed until it is
+ * destroyed.
+ */
 const blobtab_t *kvs_relay_blobs (const kvs_relay_t *r);
 
 /* Encoding: add fences one by one, then take the buffer. */
@@ -87,7 +95,18 @@ void kvs_relay_enc_destroy (kvs_relay_enc_t *e);
  */
 int kvs_relay_enc_add (kvs_relay_enc_t *e, const struct kvs_relay_fence *f,
                        const blobtab_t *blobs);
-/* The message (caller frees *buf).  EFBIG if over the message size limit. */
+/* The message (caller frees *buf).  EFBIG if over the size limit
+ * (CANOPY_MSG_SIZE_MAX unless set lower), ENOMEM.
+ */
 int kvs_relay_enc_finish (kvs_relay_enc_t *e, void **buf, size_t *len);
+/* Lower the size limit of this message (0: CANOPY_MSG_SIZE_MAX). */
+void kvs_relay_enc_set_max (kvs_relay_enc_t *e, size_t max);
+/* Upper bounds, to fill messages without overflowing them: the size
+ * kvs_relay_enc_finish would give now, and what adding f (with its blobs)
+ * would add to it.  The real size is never larger (blobs shared between
+ * fences travel once).
+ */
+size_t kvs_relay_enc_bound (const kvs_relay_enc_t *e);
+size_t kvs_relay_fence_bound (const struct kvs_relay_fence *f, const blobtab_t *blobs);
 
 #endif

@@ -1,4 +1,8 @@
-/* kvs_txn.c - see kvs_txn.h */
+/* kvs_txn.c - see kvs_txn.h
+ *
+ * Every call either adds its operation (and the blobs it references) or,
+ * failing, leaves the transaction exactly as it was.
+ */
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
@@ -83,11 +87,16 @@ int kvs_txn_put_raw (kvs_txn_t *txn, const char *key, const void *data, size_t l
         return -1;
     }
     if (len <= KVS_INLINE_MAX) {
-        if (!(obj = treeobj_create_val (data, len)))
+        if (!(obj = treeobj_create_val (data, len)) || append_op (txn, key, obj) < 0)
             return -1;
         txn->bytes += len * 4 / 3 + 4;
-        return append_op (txn, key, obj);
+        return 0;
     }
+    /* a failure leaves the transaction as it was: the chunks added for
+     * this value are taken out again
+     */
+    int mark = blobtab_count (txn->blobs);
+    size_t bytes = txn->bytes;
     if (!(obj = treeobj_create_valref ()))
         return -1;
     for (size_t off = 0; off < len; off += KVS_CHUNK_SIZE) {
@@ -97,13 +106,19 @@ int kvs_txn_put_raw (kvs_txn_t *txn, const char *key, const void *data, size_t l
                               ref, sizeof (ref));
         if (rc < 0 || treeobj_append_blobref (obj, ref) < 0) {
             json_decref (obj);
-            return -1;
+            goto error;
         }
         if (rc == 1)
             txn->bytes += n;
         txn->bytes += BLOBREF_STRLEN + 4;
     }
-    return append_op (txn, key, obj);
+    if (append_op (txn, key, obj) < 0)
+        goto error;
+    return 0;
+error:
+    blobtab_truncate (txn->blobs, mark);
+    txn->bytes = bytes;
+    return -1;
 }
 
 int kvs_txn_unlink (kvs_txn_t *txn, const char *key)

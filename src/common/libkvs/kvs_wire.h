@@ -1,21 +1,25 @@
-/* kvs_wire.h - the payload of kvs.commit, kvs.fence and kvs.relay.
+/* kvs_wire.h - the payload of kvs.commit and kvs.fence: what a client
+ * sends its broker.  (Brokers send each other kvs.relay, a different
+ * format: kvs_relay.h.)
  *
- * A batch carries one or more fence contributions and the blobs their
- * operations reference, each blob once:
+ * A batch carries fence contributions and the blobs their operations
+ * reference, each blob once:
  *
  *   u32 header length (big-endian) | header JSON | blob bytes ...
  *   header: {"fences": [ {"name": s, "nprocs": i, "flags": i, "count": i,
  *                         "ops": [[key, treeobj|null], ...],
- *                         "errnum"?: i, "errstr"?: s, "userid"?: i}, ... ],
+ *                         "errnum"?: i}, ... ],
  *            "blobs":  [[blobref, length], ...]}
  *
- * A commit is a fence of one participant.  'count' is how many
- * participants a contribution stands for (merged contributions add up).
- * An entry with "errnum" carries a failure instead of operations.
+ * A client sends exactly one entry with count 1 (kvs_txn_encode); a commit
+ * is a fence of one participant.  The decoder accepts the general shape
+ * (several entries, an entry with "errnum" and no "ops"); the service
+ * refuses anything but one entry with count 1 and no errnum.
  *
- * kvs_wire_decode validates everything: the lengths, the JSON shape, each
- * op's key and tree object, and (if verify is true) that each blob's data
- * hashes to its ref.  Malformed input is EPROTO with text in *error.
+ * kvs_wire_decode validates the lengths, the JSON shape of the header and
+ * (if verify is true) that each blob's data hashes to its ref; the blobs
+ * are copied into a new blobtab.  Each op is checked separately with
+ * kvs_wire_check_op.  Malformed input is EPROTO with text in *error.
  */
 #ifndef CANOPY_KVS_WIRE_H
 #define CANOPY_KVS_WIRE_H

@@ -18,8 +18,12 @@
  * (bad key or argument; mismatched fence nprocs/flags), ELOOP (symlink
  * cycle), EFBIG (value or transaction too large), ENAMETOOLONG (key too
  * long), EPROTO (value does not decode as asked), ETIMEDOUT (fence
- * timeout), ECONNRESET (a fence participant disconnected).  Error text
- * from the service is available through kvs_errstr().
+ * timeout), ECONNRESET (a fence participant disconnected), E2BIG (a
+ * transaction with too many operations, or a fence whose merged
+ * contributions are too large to relay in one message), EAGAIN (too many
+ * open fences for this user), EHOSTUNREACH (a broker was lost while the
+ * fence was open).  Error text from the service is available through
+ * kvs_errstr().
  */
 #ifndef CANOPY_KVS_H
 #define CANOPY_KVS_H
@@ -76,7 +80,17 @@ void kvs_discard (canopy_t *h);
 /* Number of pending operations. */
 int kvs_pending (canopy_t *h);
 
-/* Consistency points. */
+/* Consistency points.
+ *
+ * Fence names: all nprocs participants of a fence use the same name,
+ * nprocs and flags.  Once a fence has finished (succeeded or failed) its
+ * name stays taken for 5 minutes: a contribution under that name in that
+ * time is a late joiner and fails, with EINVAL ("fence already complete:
+ * too many participants") if the fence succeeded, or with the fence's own
+ * error.  Use a fresh name for every fence (e.g. with a run or iteration
+ * number in it).  kvs_commit needs no name: it is a fence of one with a
+ * unique name.
+ */
 int kvs_commit (canopy_t *h, int flags);
 int kvs_fence (canopy_t *h, const char *name, int nprocs, int flags);
 /* Fail a fence for every participant (e.g. a launcher whose task died). */

@@ -172,7 +172,9 @@ static bool is_dirlike (json_t *obj)
 }
 
 /* Fetch the stored directory (dir or hdir) a ref names, or NULL with
- * EAGAIN after requesting it.
+ * EAGAIN after requesting it (a load that cannot even be started is
+ * noted in load_errnum; the walk goes on and the round fails at the end
+ * of the fence, never from inside kvs_load).
  */
 static json_t *load_dirlike (struct round *rd, const char *ref)
 {
@@ -370,9 +372,12 @@ static int apply_all (struct round *rd)
     json_t *cur = objcache_get_dir (ctx->cache, ctx->rootref);
 
     if (!cur) {
-        if (kvs_load (ctx, ctx->rootref, OBJ_DIR, load_cb, rd) == 0)
+        if (kvs_load (ctx, ctx->rootref, OBJ_DIR, load_cb, rd) == 0) {
             rd->pending++;
-        errno = EAGAIN;
+            errno = EAGAIN;
+        }
+        else
+            errno = rd->load_errnum = errno ? errno : ENOMEM;
         return -1;
     }
     json_decref (rd->root);
@@ -592,7 +597,8 @@ static void load_cb (int errnum, void *arg)
         rd->load_errnum = errnum;
     if (--rd->pending == 0) {
         if (rd->load_errnum)
-            round_finish (rd, rd->load_errnum, "cannot load a directory");
+            round_finish (rd, rd->load_errnum, rd->a->ctx->unloading
+                          ? "KVS module unloading" : "cannot load a directory");
         else
             round_continue (rd);
     }
@@ -681,8 +687,11 @@ static void round_continue (struct round *rd)
     rd->load_errnum = 0;
     if (apply_all (rd) < 0) {
         if (errno == EAGAIN && rd->pending > 0)
-            return;     /* load_cb restarts us */
-        round_finish (rd, errno ? errno : EIO, "applying the transaction failed");
+            return;     /* load_cb restarts us (or fails the round) */
+        if (rd->load_errnum)
+            round_finish (rd, rd->load_errnum, "cannot load a directory");
+        else
+            round_finish (rd, errno ? errno : EIO, "applying the transaction failed");
         return;
     }
     bool any = false;
@@ -816,27 +825,39 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
     applier_kick (a);
 }
 
+/* Allocate everything a round needs first, then take the fences: a
+ * failure (ENOMEM) takes nothing, so every ready fence stays ready (its
+ * waiters keep waiting for an answer that will come) and the round is
+ * tried again at the next reactor pass.
+ */
 static void start_round (struct applier *a)
 {
     struct kvs_ctx *ctx = a->ctx;
-    struct round *rd = calloc (1, sizeof (*rd));
+    int max = fence_ready_count (ctx->fences);
+    struct round *rd;
 
-    if (!rd)
+    if (max > MAX_BATCH)
+        max = MAX_BATCH;
+    if (max == 0)
         return;
+    if (!(rd = calloc (1, sizeof (*rd))))
+        goto retry;
     rd->a = a;
     rd->t0 = thread_cputime ();
-    if (!(rd->store = blobtab_create ())) {
-        round_destroy (rd);
-        return;
-    }
-    rd->nfences = fence_take_ready (ctx->fences, rd->fences, MAX_BATCH);
-    if (rd->nfences == 0 || !(rd->failed = calloc (rd->nfences, sizeof (int)))
-        || !(rd->errstr = calloc (rd->nfences, sizeof (*rd->errstr)))) {
-        round_destroy (rd);
-        return;
-    }
+    if (!(rd->store = blobtab_create ())
+        || !(rd->failed = calloc (max, sizeof (int)))
+        || !(rd->errstr = calloc (max, sizeof (*rd->errstr))))
+        goto retry;
+    if ((rd->nfences = fence_take_ready (ctx->fences, rd->fences, max)) == 0)
+        goto retry;
     a->round = rd;
     round_continue (rd);
+    return;
+retry:
+    round_destroy (rd);
+    canopy_log (ctx->h, LOG_ERR, "cannot start applying %d ready fence%s: out of"
+                " memory; trying again", max, max == 1 ? "" : "s");
+    canopy_watcher_start (a->prep);
 }
 
 void applier_kick (struct applier *a)

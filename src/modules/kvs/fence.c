@@ -7,12 +7,18 @@
  *   handled everything that arrived in one wake-up, so contributions that
  *   arrive together leave together (the merge on the way up).
  * - Relays are self-clocked: a broker has at most one kvs.relay in flight
- *   to its parent, which acknowledges it once merged.  What arrives in the
- *   meantime waits and leaves as one message with the acknowledgement.
+ *   to its parent, which acknowledges it once decoded.  What arrives in
+ *   the meantime waits and leaves as one message with the acknowledgement.
  *   An idle tree therefore forwards at once, and a busy one batches as
- *   much as its parent is slow, with no timer to tune.  A failed relay
- *   (the parent lost) is logged; the fences it carried fail on rank 0 by
- *   timeout or by the loss of the broker.
+ *   much as its parent is slow, with no timer to tune.  A relay holds at
+ *   most ctx->limits.relay_max bytes (the message limit): what does not
+ *   fit waits for the next one.
+ * - A contribution is never dropped silently: one that cannot be relayed
+ *   (too large for one message, out of memory, a failed send, a relay the
+ *   parent refused) turns its fence into an error contribution, which the
+ *   next relay carries up (flush, relay_ack_cb).  Only a relay of errors
+ *   that itself cannot be sent is dropped (logged); rank 0's fence
+ *   timeout and its handling of lost brokers cover that case.
  * - Operations are kept as text (kvs_relay.h): a client's transaction is
  *   validated and turned into text once, on its own broker; from there up
  *   merging is concatenation, and only rank 0 parses the text, once, when
@@ -54,6 +60,8 @@ struct fence {
     struct waiter *waiters;
     int nwaiters;
     bool dirty;                 /* rank > 0: something to forward */
+    bool sending;               /* rank > 0: in the relay being built */
+    bool inflight;              /* rank > 0: content in the relay in flight */
     bool failed;                /* decided (error pending publication) */
     int errnum;                 /* rank > 0: error to forward */
     char errstr[160];
@@ -436,10 +444,17 @@ void fence_request (struct fence_table *ft, const canopy_msg_t *msg, bool commit
     json_t *c;
     uint32_t userid = 0;
 
+    error.text[0] = '\0';
     (void)canopy_msg_get_userid (msg, &userid);
-    if (canopy_msg_get_payload (msg, &data, &len) < 0
-        || kvs_wire_decode (data, len, true, &fences, &blobs, &error) < 0) {
-        canopy_respond_error (ctx->h, msg, EPROTO, error.text);
+    if (canopy_msg_get_payload (msg, &data, &len) < 0) {
+        canopy_respond_error (ctx->h, msg, EPROTO, "cannot read the transaction");
+        return;
+    }
+    if (kvs_wire_decode (data, len, true, &fences, &blobs, &error) < 0) {
+        int e = errno == ENOMEM ? ENOMEM : EPROTO;
+        canopy_respond_error (ctx->h, msg, e, error.text[0] ? error.text
+                              : e == ENOMEM ? "out of memory decoding the transaction"
+                                            : "malformed transaction");
         return;
     }
     if (json_array_size (fences) != 1) {
@@ -460,8 +475,10 @@ void fence_request (struct fence_table *ft, const canopy_msg_t *msg, bool commit
     size_t i;
     json_t *op;
     json_array_foreach (ops, i, op) {
+        error.text[0] = '\0';
         if (kvs_wire_check_op (op, blobs, &error) < 0) {
-            canopy_respond_error (ctx->h, msg, errno, error.text);
+            canopy_respond_error (ctx->h, msg, errno, error.text[0] ? error.text
+                                                                   : "invalid operation");
             goto done;
         }
     }
@@ -520,8 +537,9 @@ void fence_relay (struct fence_table *ft, const canopy_msg_t *msg)
     ctx->stats.relays_received++;
     if (canopy_msg_get_payload (msg, &data, &len) < 0
         || !(r = kvs_relay_decode (data, len, &error))) {
-        canopy_log (ctx->h, LOG_ERR, "dropped malformed kvs.relay: %s", error.text);
-        canopy_respond_error (ctx->h, msg, EPROTO, error.text);
+        int e = errno == ENOMEM ? ENOMEM : EPROTO;
+        canopy_log (ctx->h, LOG_ERR, "dropped kvs.relay: %s", error.text);
+        canopy_respond_error (ctx->h, msg, e, error.text[0] ? error.text : NULL);
         return;
     }
     /* acknowledge first: the child's next batch is on its way while we merge */
@@ -534,85 +552,210 @@ void fence_relay (struct fence_table *ft, const canopy_msg_t *msg)
     tstat_push (&ctx->timing.relay_decode, (thread_cputime () - t0) * 1e6);
 }
 
-/* The parent has merged our last relay: send what gathered meanwhile. */
+/* The parent has merged our last relay: send what gathered meanwhile.
+ * If it refused it (or could not be reached), the contributions it
+ * carried are lost: each of those fences becomes an error contribution,
+ * sent in the next relay, so that rank 0 fails it for everyone.
+ */
 static void relay_ack_cb (canopy_future_t *f, void *arg)
 {
     struct fence_table *ft = arg;
+    int errnum = 0;
+    char buf[160];
+    void *val;
 
-    if (canopy_future_get (f, NULL) < 0)
-        canopy_log (ft->ctx->h, LOG_ERR, "kvs.relay: %s",
-                    canopy_future_error_string (f));
+    if (canopy_future_get (f, NULL) < 0) {
+        const char *s = canopy_future_error_string (f);
+        errnum = errno ? errno : EIO;
+        canopy_log (ft->ctx->h, LOG_ERR, "kvs.relay: %s", s ? s : strerror (errnum));
+        snprintf (buf, sizeof (buf), "the relay to the parent broker failed: %s",
+                  s ? s : strerror (errnum));
+    }
     canopy_future_destroy (f);
     ft->relay = NULL;
+    for (const char *k = hashmap_first (ft->fences, &val); k;
+         k = hashmap_next (ft->fences, &val)) {
+        struct fence *fe = val;
+        if (!fe->inflight)
+            continue;
+        fe->inflight = false;
+        if (errnum)
+            forward_error (ft, fe, errnum, buf);
+    }
     if (ft->ndirty > 0)
         canopy_watcher_start (ft->prep);
 }
 
-/* rank > 0: send what was merged since the last relay, as one message. */
-static void flush (struct fence_table *ft)
+/* The relay entry of a dirty fence: its merged content, or its error. */
+static struct kvs_relay_fence relay_entry (struct fence *f)
+{
+    struct kvs_relay_fence c = {
+        .name = f->name,
+        .nprocs = f->nprocs,
+        .flags = f->flags,
+        .count = f->errnum ? 0 : f->count,
+        .userid = (int)f->userid,
+        .errnum = f->errnum,
+        .errstr = f->errstr,
+        .nops = f->errnum ? 0 : f->ops.nops,
+        .ops = f->ops.data,
+        .opslen = f->errnum ? 0 : f->ops.len,
+    };
+    return c;
+}
+
+/* Fill a relay with dirty fences, in table order, as long as its size
+ * bound stays under the limit; the others wait for the next relay.  A
+ * fence whose bound alone is over the limit goes alone (the encoder then
+ * decides).  Marks the chosen fences 'sending'.  Returns the number of
+ * fences with content (not errors) chosen, or -1 (ENOMEM).
+ */
+static int fill_relay (struct fence_table *ft, kvs_relay_enc_t *enc)
+{
+    size_t max = ft->ctx->limits.relay_max;
+    int n = 0, ncontent = 0;
+    bool alone = false;
+    void *val;
+
+    for (const char *k = hashmap_first (ft->fences, &val); k && !alone;
+         k = hashmap_next (ft->fences, &val)) {
+        struct fence *f = val;
+        if (!f->dirty)
+            continue;
+        struct kvs_relay_fence c = relay_entry (f);
+        const blobtab_t *blobs = f->errnum ? NULL : f->blobs;
+        size_t bound = kvs_relay_fence_bound (&c, blobs);
+        if (n > 0 && kvs_relay_enc_bound (enc) + bound > max)
+            continue;
+        if (kvs_relay_enc_add (enc, &c, blobs) < 0)
+            return -1;
+        f->sending = true;
+        n++;
+        if (!f->errnum)
+            ncontent++;
+        if (kvs_relay_enc_bound (enc) > max)
+            alone = true;
+    }
+    return ncontent;
+}
+
+/* Encode and send one relay.  Returns 0, or -1 with errno (EFBIG, ENOMEM,
+ * or the send's errno) and *ncontent the fences with content it held.
+ * The chosen fences are marked 'sending' in both cases.
+ */
+static int send_relay (struct fence_table *ft, int *ncontent)
 {
     struct kvs_ctx *ctx = ft->ctx;
-    kvs_relay_enc_t *enc = kvs_relay_enc_create ();
-    void *val;
+    kvs_relay_enc_t *enc;
     void *buf = NULL;
-    size_t len;
-    double t0 = thread_cputime ();
+    size_t len = 0;
+    canopy_future_t *fut;
+    int e;
 
-    if (!enc)
-        goto done;
-    for (const char *k = hashmap_first (ft->fences, &val); k;
-         k = hashmap_next (ft->fences, &val)) {
-        struct fence *f = val;
-        if (!f->dirty)
-            continue;
-        struct kvs_relay_fence c = {
-            .name = f->name,
-            .nprocs = f->nprocs,
-            .flags = f->flags,
-            .count = f->errnum ? 0 : f->count,
-            .userid = (int)f->userid,
-            .errnum = f->errnum,
-            .errstr = f->errstr,
-            .nops = f->errnum ? 0 : f->ops.nops,
-            .ops = f->ops.data,
-            .opslen = f->errnum ? 0 : f->ops.len,
-        };
-        if (kvs_relay_enc_add (enc, &c, f->errnum ? NULL : f->blobs) < 0)
-            goto done;
+    *ncontent = 0;
+    if (!(enc = kvs_relay_enc_create ()))
+        return -1;
+    kvs_relay_enc_set_max (enc, ctx->limits.relay_max);
+    if ((*ncontent = fill_relay (ft, enc)) < 0) {
+        *ncontent = 0;
+        goto error;
     }
-    if (kvs_relay_enc_finish (enc, &buf, &len) < 0) {
-        canopy_log_error (ctx->h, "kvs.relay encode");
-        goto done;
-    }
-    canopy_future_t *fut = canopy_rpc_raw (ctx->h, "kvs.relay", buf, len,
-                                           CANOPY_NODEID_UPSTREAM, 0);
-    if (!fut || canopy_future_then (fut, -1, relay_ack_cb, ft) < 0) {
-        canopy_log_error (ctx->h, "kvs.relay send");
+    if (kvs_relay_enc_finish (enc, &buf, &len) < 0)
+        goto error;
+    if (!(fut = canopy_rpc_raw (ctx->h, "kvs.relay", buf, len,
+                                CANOPY_NODEID_UPSTREAM, 0)))
+        goto error;
+    if (canopy_future_then (fut, -1, relay_ack_cb, ft) < 0) {
+        e = errno;
         canopy_future_destroy (fut);
+        errno = e;
+        goto error;
     }
-    else
-        ft->relay = fut;
+    ft->relay = fut;
     ctx->stats.relays_sent++;
     ctx->stats.relay_bytes += len;
-    tstat_push (&ctx->timing.relay_encode, (thread_cputime () - t0) * 1e6);
-    /* reset what was sent */
+    free (buf);
+    kvs_relay_enc_destroy (enc);
+    return 0;
+error:
+    e = errno ? errno : ENOMEM;
+    free (buf);
+    kvs_relay_enc_destroy (enc);
+    errno = e;
+    return -1;
+}
+
+/* The chosen fences left (sent, or dropped): reset them.  An entry keeps
+ * only its waiters until the setroot event names it.
+ */
+static void sent (struct fence_table *ft, bool delivered)
+{
+    void *val;
     for (const char *k = hashmap_first (ft->fences, &val); k;
          k = hashmap_next (ft->fences, &val)) {
         struct fence *f = val;
-        if (!f->dirty)
+        if (!f->sending)
             continue;
+        f->sending = false;
         f->dirty = false;
+        ft->ndirty--;
+        if (delivered && !f->errnum)
+            f->inflight = true;
         f->count = 0;
         kvs_opsbuf_clear (&f->ops);
-        blobtab_destroy (f->blobs);
-        f->blobs = blobtab_create ();
+        blobtab_truncate (f->blobs, 0);
         if (f->errnum)
             f->failed = true;
     }
-    ft->ndirty = 0;
-done:
-    free (buf);
-    kvs_relay_enc_destroy (enc);
+}
+
+/* rank > 0: send what was merged since the last relay, as one message
+ * (as much as fits: the rest leaves with the next acknowledgement).
+ *
+ * Failures never leave a fence dirty to fail again, and never drop a
+ * contribution silently: the fences whose content could not be sent
+ * become error contributions (E2BIG if the merged content does not fit
+ * in one message, else the errno of the failure), and a relay of errors
+ * only is sent at once, so rank 0 fails them for every participant.  If
+ * even that relay cannot be sent, its errors are dropped (logged): rank
+ * 0's fence timeout or its handling of a lost broker remain.
+ */
+static void flush (struct fence_table *ft)
+{
+    struct kvs_ctx *ctx = ft->ctx;
+    double t0 = thread_cputime ();
+    int ncontent;
+
+    while (send_relay (ft, &ncontent) < 0) {
+        int e = errno;
+        void *val;
+        if (ncontent == 0) {
+            canopy_log (ctx->h, LOG_ERR, "kvs.relay: cannot send the failures of"
+                        " fences to the parent broker: %s", strerror (e));
+            sent (ft, false);
+            break;
+        }
+        char buf[160];
+        if (e == EFBIG)
+            snprintf (buf, sizeof (buf), "merged contribution too large for one message");
+        else
+            snprintf (buf, sizeof (buf), "cannot relay the fence to the parent broker: %s",
+                      strerror (e));
+        canopy_log (ctx->h, LOG_ERR, "kvs.relay: %s (%d fence%s)", buf, ncontent,
+                    ncontent == 1 ? "" : "s");
+        for (const char *k = hashmap_first (ft->fences, &val); k;
+             k = hashmap_next (ft->fences, &val)) {
+            struct fence *f = val;
+            if (!f->sending)
+                continue;
+            f->sending = false;
+            if (!f->errnum)
+                forward_error (ft, f, e == EFBIG ? E2BIG : e, buf);
+        }
+    }
+    if (ft->relay)
+        sent (ft, true);
+    tstat_push (&ctx->timing.relay_encode, (thread_cputime () - t0) * 1e6);
 }
 
 static void prep_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
@@ -688,9 +831,12 @@ int fence_take_ready (struct fence_table *ft, struct ready_fence **out, int max)
         struct fence *f = list_entry (ft->ready.next, struct fence, ready_node);
         if ((f->flags & KVS_NO_MERGE) && n > 0)
             break;
+        /* nothing is taken unless everything needed was allocated */
         struct ready_fence *rf = calloc (1, sizeof (*rf));
-        if (!rf || !(rf->name = strdup (f->name))) {
+        blobtab_t *fresh = blobtab_create ();
+        if (!rf || !fresh || !(rf->name = strdup (f->name))) {
             free (rf);
+            blobtab_destroy (fresh);
             break;
         }
         rf->flags = f->flags;
@@ -698,7 +844,7 @@ int fence_take_ready (struct fence_table *ft, struct ready_fence **out, int max)
         rf->ops = f->parsed;
         rf->blobs = f->blobs;
         f->parsed = NULL;
-        f->blobs = blobtab_create ();
+        f->blobs = fresh;
         list_del (&f->ready_node);
         f->ready = false;
         ft->nready--;
@@ -722,6 +868,11 @@ void ready_fence_free (struct ready_fence *rf)
 bool fence_have_ready (struct fence_table *ft)
 {
     return ft->nready > 0;
+}
+
+int fence_ready_count (struct fence_table *ft)
+{
+    return ft->nready;
 }
 
 void fence_fail_all (struct fence_table *ft, int errnum, const char *errstr)

@@ -5,17 +5,24 @@
  * unique name) and from child brokers (kvs.relay) are merged: operations
  * appended, blobs de-duplicated by hash, participant counts added.
  *
- * On a rank > 0, what was merged during one pass of the reactor is sent
- * upstream as one kvs.relay message (several fences may share it); the
- * table keeps only the local requests to answer.  On rank 0, a fence whose
- * count reaches nprocs is ready to be applied (apply.c).
+ * On a rank > 0, merged contributions are sent upstream in kvs.relay
+ * messages (several fences may share one), with at most one relay in
+ * flight: the first leaves at the end of the reactor pass in which
+ * something was merged, and what is merged while it travels leaves, as
+ * one message, when the parent acknowledges it.  The table then keeps
+ * only the local requests to answer.  A contribution that cannot be
+ * relayed becomes an error contribution, so its fence fails everywhere.
+ * On rank 0, a fence whose count reaches nprocs is ready to be applied
+ * (apply.c).
  *
  * Completion: every broker answers its local requests when the
  * kvs.setroot event names the fence (success, with the new version) or
  * lists it among its errors.  Failures (mismatched nprocs/flags, too many
  * participants, a participant that disconnected, a timeout, an abort, a
  * bad transaction) are decided on rank 0, which remembers finished names
- * for a while so that late joiners get the same answer.
+ * for FINISHED_KEEP (300 s) so that late joiners get the same answer: a
+ * fence name cannot be reused for that long (EINVAL "fence already
+ * complete: too many participants", or the fence's own error).
  */
 #ifndef CANOPY_KVS_FENCE_H
 #define CANOPY_KVS_FENCE_H
@@ -46,12 +53,14 @@ void fence_abort_request (struct fence_table *ft, const canopy_msg_t *msg);
 void fence_disconnect (struct fence_table *ft, const char *sender);
 
 /* rank 0: take up to 'max' ready fences (in readiness order; a NO_MERGE
- * fence is taken alone).  Returns the count; caller frees with
- * ready_fence_free.
+ * fence is taken alone).  Returns the count (fewer, possibly 0, if memory
+ * ran out: the others stay ready); caller frees with ready_fence_free and
+ * must report every fence taken with fence_finished.
  */
 int fence_take_ready (struct fence_table *ft, struct ready_fence **out, int max);
 void ready_fence_free (struct ready_fence *rf);
 bool fence_have_ready (struct fence_table *ft);
+int fence_ready_count (struct fence_table *ft);
 /* rank 0: record the outcome and tell everyone (publishes kvs.setroot). */
 void fence_finished (struct fence_table *ft, const char *name, int errnum,
                      const char *errstr);

@@ -47,7 +47,6 @@
 #include <canopy/canopy.h>
 #include <sodium.h>
 #include "src/common/libutil/list.h"
-#include "src/common/libutil/hashmap.h"
 #include "src/common/libutil/monotime.h"
 #include "src/common/libkvs/treeobj.h"
 #include "src/common/libkvs/kvs_wire.h"
@@ -58,6 +57,7 @@
 #include "watch.h"
 #include "access.h"
 #include "checkpoint.h"
+#include "load.h"
 
 CANOPY_MOD_NAME ("kvs");
 
@@ -68,90 +68,7 @@ struct version_waiter {
     char sender[CANOPY_MSG_MAX_ROUTE_LEN + 1];
 };
 
-static struct kvs_ctx *the_ctx;     /* for the load table's destructor */
-static hashmap_t *loads;            /* "type:ref" -> future in flight */
-
-/* Loading objects from the content service */
-
-struct load {
-    enum objtype type;
-    char ref[BLOBREF_MAX];
-    char key[BLOBREF_MAX + 2];
-};
-
-static void load_continuation (canopy_future_t *f, void *arg)
-{
-    struct kvs_ctx *ctx = the_ctx;
-    struct load *ld = canopy_future_aux_get (f, "load");
-    const void *data;
-    size_t len;
-    int errnum = 0;
-    char key[BLOBREF_MAX + 2];
-    enum objtype type = ld->type;
-    char ref[BLOBREF_MAX];
-
-    snprintf (key, sizeof (key), "%s", ld->key);
-    snprintf (ref, sizeof (ref), "%s", ld->ref);
-    if (canopy_rpc_get_raw (f, &data, &len) < 0)
-        errnum = errno;
-    else if ((ctx->stats.load_bytes += len), type == OBJ_DIR) {
-        json_t *dir = treeobj_decode (data, len);
-        if (!dir || (!treeobj_is_dir (dir) && !treeobj_is_hdir (dir))) {
-            canopy_log (ctx->h, LOG_ERR, "object %s is not a directory", ref);
-            errnum = EPROTO;
-        }
-        else if (objcache_put_dir (ctx->cache, ref, dir, len) < 0)
-            errnum = errno;
-        json_decref (dir);
-    }
-    else if (objcache_put_raw (ctx->cache, ref, data, len) < 0)
-        errnum = errno;
-    (void)hashmap_delete (loads, key);      /* destroys f */
-    objcache_load_done (ctx->cache, type, ref, errnum);
-}
-
-static void future_free (void *arg)
-{
-    canopy_future_destroy (arg);
-}
-
-int kvs_load (struct kvs_ctx *ctx, const char *ref, enum objtype type,
-              objcache_wait_f cb, void *arg)
-{
-    int rc = objcache_wait (ctx->cache, ref, type, cb, arg);
-    struct load *ld;
-    canopy_future_t *f;
-
-    if (rc < 0)
-        return -1;
-    if (rc == 0)
-        return 0;       /* already loading */
-    ctx->stats.loads++;
-    if (!(ld = calloc (1, sizeof (*ld))))
-        goto error;
-    ld->type = type;
-    snprintf (ld->ref, sizeof (ld->ref), "%s", ref);
-    snprintf (ld->key, sizeof (ld->key), "%c:%s", type == OBJ_DIR ? 'd' : 'r', ref);
-    if (!(f = canopy_rpc (ctx->h, "content.load", ref, CANOPY_NODEID_ANY, 0))) {
-        free (ld);
-        goto error;
-    }
-    if (canopy_future_aux_set (f, "load", ld, free) < 0) {
-        free (ld);
-        canopy_future_destroy (f);
-        goto error;
-    }
-    if (hashmap_update (loads, ld->key, f) < 0
-        || canopy_future_then (f, -1, load_continuation, NULL) < 0) {
-        (void)hashmap_delete (loads, ld->key);
-        goto error;
-    }
-    return 0;
-error:
-    /* fail the waiters asynchronously-safe: they have not been told yet */
-    objcache_load_done (ctx->cache, type, ref, errno ? errno : ENOMEM);
-    return 0;
-}
+static struct kvs_ctx *the_ctx;     /* for lookup_done */
 
 /* Root */
 
@@ -628,6 +545,7 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
         ctx->limits.guest_access = access;
     }
     ctx->limits.prime_budget = 8192;
+    ctx->limits.relay_max = CANOPY_MSG_SIZE_MAX;
     ctx->cache_max = 128 * 1024 * 1024;
     ctx->cache_age = 60;
     ctx->checkpoint_period = 10;
@@ -737,8 +655,8 @@ int mod_main (canopy_t *h, int argc, char **argv)
         || canopy_get_rank (h, &ctx.rank) < 0
         || canopy_get_size (h, &ctx.size) < 0
         || configure (&ctx, argc, argv) < 0
-        || !(loads = hashmap_create (future_free))
         || !(ctx.cache = objcache_create (ctx.cache_max, ctx.cache_age))
+        || !(ctx.loads = load_table_create (&ctx))
         || !(ctx.fences = fence_table_create (&ctx))
         || !(ctx.watches = watch_table_create (&ctx))
         || (ctx.rank == 0 && !(ctx.applier = applier_create (&ctx)))
@@ -776,14 +694,18 @@ done:
         canopy_msg_decref (vw->msg);
         free (vw);
     }
+    /* lookups (and a round, and watches) waiting for a load are answered
+     * now, while everything they belong to is still there
+     */
+    ctx.unloading = true;
+    load_table_fail_all (ctx.loads, ENOSYS);
     if (rc == 0)
         checkpointer_final (ctx.checkpt);   /* clean unload only */
     applier_destroy (ctx.applier);
     checkpointer_destroy (ctx.checkpt);
     watch_table_destroy (ctx.watches);
     fence_table_destroy (ctx.fences);
-    hashmap_destroy (loads);        /* in-flight loads: futures dropped */
-    loads = NULL;
+    load_table_destroy (ctx.loads);
     objcache_destroy (ctx.cache);
     the_ctx = NULL;
     return rc;

@@ -17,6 +17,7 @@ struct fence_table;
 struct applier;
 struct watch_table;
 struct checkpointer;
+struct load_table;
 
 struct kvs_module_limits {
     int max_nprocs;             /* largest fence */
@@ -27,6 +28,8 @@ struct kvs_module_limits {
     int prime_max;              /* setroot carries new dirs up to this size */
     int prime_budget;           /* ... this many bytes in all (0: none) */
     int guest_access;           /* enum kvs_guest_access (access.h) */
+    size_t relay_max;           /* largest kvs.relay (CANOPY_MSG_SIZE_MAX;
+                                   not an option: tests make it small) */
 };
 
 struct kvs_ctx {
@@ -35,6 +38,8 @@ struct kvs_ctx {
     uint32_t rank;
     uint32_t size;
     objcache_t *cache;
+    struct load_table *loads;       /* loads in flight (load.c) */
+    bool unloading;                 /* mod_main is answering what is left */
     char rootref[BLOBREF_MAX];
     int version;
     struct fence_table *fences;
@@ -85,8 +90,10 @@ struct kvs_ctx {
     } timing;
 };
 
-/* kvs.c: fault an object in from the content service (cb runs when it is
- * cached, or with an errnum).  Returns 0 when waiting, -1 on error.
+/* load.c: fault an object in from the content service.  Returns 0 when
+ * waiting: cb runs exactly once, later (never from inside kvs_load), when
+ * the object is cached or with an errnum.  Returns -1 with errno if the
+ * load cannot be started: cb will not run.
  */
 int kvs_load (struct kvs_ctx *ctx, const char *ref, enum objtype type,
               objcache_wait_f cb, void *arg);

@@ -131,13 +131,17 @@ static void load_cb (int errnum, void *arg)
         l->load_errnum = errnum;
     if (--l->pending == 0) {
         if (l->load_errnum)
-            finish (l, l->load_errnum, "cannot load KVS object");
+            finish (l, l->load_errnum, l->ctx->unloading ? "KVS module unloading"
+                                                         : "cannot load KVS object");
         else
             lookup_run (l);
     }
 }
 
-/* Note a missing object (started when the pass ends). */
+/* Request a missing object.  kvs_load never calls back from inside (a
+ * failure to start is returned), so the walk may go on and finish the
+ * lookup itself.
+ */
 static void need (struct lookup *l, const char *ref, enum objtype type)
 {
     if (kvs_load (l->ctx, ref, type, load_cb, l) == 0)

@@ -226,6 +226,35 @@ int objcache_wait (objcache_t *c, const char *ref, enum objtype type,
     return first ? 1 : 0;
 }
 
+void objcache_wait_cancel (objcache_t *c, const char *ref, enum objtype type,
+                           objcache_wait_f cb, void *arg)
+{
+    char key[BLOBREF_MAX + 2];
+    struct entry *e;
+
+    if (!c || !ref)
+        return;
+    mkkey (key, sizeof (key), type, ref);
+    if (!(e = hashmap_lookup (c->map, key)))
+        return;
+    for (int i = 0; i < e->nwaiters; i++) {
+        if (e->waiters[i].cb == cb && e->waiters[i].arg == arg) {
+            memmove (&e->waiters[i], &e->waiters[i + 1],
+                     (e->nwaiters - i - 1) * sizeof (e->waiters[0]));
+            e->nwaiters--;
+            c->nwaiters--;
+            if (e->nwaiters == 0) {
+                c->pending--;
+                free (e->waiters);
+                e->waiters = NULL;
+                if (!e->valid)
+                    (void)hashmap_delete (c->map, key);
+            }
+            return;
+        }
+    }
+}
+
 void objcache_load_done (objcache_t *c, enum objtype type, const char *ref,
                          int errnum)
 {

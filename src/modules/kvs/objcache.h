@@ -39,10 +39,18 @@ int objcache_put_dir (objcache_t *c, const char *ref, json_t *dir, size_t size);
 int objcache_put_raw (objcache_t *c, const char *ref, const void *data, size_t len);
 
 /* Wait for 'ref'.  Returns 1 if the caller must start the load (first
- * waiter), 0 if a load is already in flight, -1 on error.
+ * waiter), 0 if a load is already in flight, -1 on error (EEXIST: the
+ * object is cached; ENOMEM).  The callback runs once, from
+ * objcache_load_done, unless the wait is cancelled.
  */
 int objcache_wait (objcache_t *c, const char *ref, enum objtype type,
                    objcache_wait_f cb, void *arg);
+/* Withdraw one wait (the first one with this cb and arg): its callback
+ * will not run.  A pending entry left without waiters is forgotten, so
+ * the next wait starts a new load.  Used when starting the load failed.
+ */
+void objcache_wait_cancel (objcache_t *c, const char *ref, enum objtype type,
+                           objcache_wait_f cb, void *arg);
 /* A load finished: on success the object was put first; run the waiters
  * (with errnum on failure, then forget the pending entry).
  */

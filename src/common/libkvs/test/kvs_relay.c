@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <errno.h>
 #include "src/common/libkvs/kvs_relay.h"
@@ -226,6 +227,50 @@ static void test_enc_errors (void **state)
     kvs_relay_destroy (NULL);
 }
 
+/* The bounds are never below the real size (names that need escaping,
+ * many blobs, error text), and a lower limit gives EFBIG.
+ */
+static void test_bounds (void **state)
+{
+    kvs_relay_enc_t *e = kvs_relay_enc_create ();
+    blobtab_t *b = blobtab_create ();
+    void *buf;
+    size_t len;
+
+    assert_true (kvs_relay_enc_bound (e) >= 4);
+    for (int i = 0; i < 50; i++) {
+        char data[64];
+        int n = snprintf (data, sizeof (data), "blob %d", i);
+        assert_int_equal (blobtab_add (b, NULL, data, n, NULL, 0), 1);
+    }
+    struct kvs_relay_fence f1 = { .name = "\x01\x02\"\\name\x7f", .nprocs = 1000000,
+                                  .count = 999999, .userid = 2147483647,
+                                  .nops = 1, .ops = "[\"k\",null]", .opslen = 10,
+                                  .flags = -1 };
+    struct kvs_relay_fence f2 = { .name = "err", .nprocs = 3, .errnum = 1000,
+                                  .errstr = "\x01\x01\x01\"quoted\"" };
+    size_t b1 = kvs_relay_fence_bound (&f1, b);
+    size_t b2 = kvs_relay_fence_bound (&f2, NULL);
+    assert_true (b1 > blobtab_bytes (b) + 10);
+    assert_int_equal (kvs_relay_enc_add (e, &f1, b), 0);
+    assert_int_equal (kvs_relay_enc_add (e, &f2, NULL), 0);
+    size_t bound = kvs_relay_enc_bound (e);
+    assert_true (bound >= b1 + b2);
+    assert_int_equal (kvs_relay_enc_finish (e, &buf, &len), 0);
+    assert_true (len <= bound);
+    free (buf);
+    /* the same message under a limit just below its size */
+    kvs_relay_enc_set_max (e, len - 1);
+    errno = 0;
+    assert_int_equal (kvs_relay_enc_finish (e, &buf, &len), -1);
+    assert_int_equal (errno, EFBIG);
+    kvs_relay_enc_set_max (e, 0);       /* back to the message limit */
+    assert_int_equal (kvs_relay_enc_finish (e, &buf, &len), 0);
+    free (buf);
+    kvs_relay_enc_destroy (e);
+    blobtab_destroy (b);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -233,6 +278,7 @@ int main (void)
         cmocka_unit_test (test_roundtrip),
         cmocka_unit_test (test_malformed),
         cmocka_unit_test (test_enc_errors),
+        cmocka_unit_test (test_bounds),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);

@@ -66,6 +66,45 @@ static void test_txn_roundtrip (void **state)
     kvs_txn_destroy (txn);
 }
 
+/* A failing put leaves the transaction as it was: no chunks of the
+ * refused value stay behind (regression: they used to).
+ */
+static void test_txn_failed_put (void **state)
+{
+    kvs_txn_t *txn = kvs_txn_create ();
+    size_t biglen = 2 * KVS_CHUNK_SIZE + 5;
+    char *big = malloc (biglen);
+    uint32_t x = 1;
+    for (size_t i = 0; i < biglen; i++) {     /* no two chunks alike */
+        x = x * 1103515245 + 12345;
+        big[i] = (char)(x >> 16);
+    }
+    assert_int_equal (kvs_txn_put_raw (txn, "ok", "x", 1), 0);
+    assert_int_equal (kvs_txn_put_raw (txn, "kept", big, KVS_CHUNK_SIZE + 1), 0);
+    int nblobs = blobtab_count (kvs_txn_blobs (txn));
+    size_t nbytes = blobtab_bytes (kvs_txn_blobs (txn));
+    size_t tbytes = kvs_txn_bytes (txn);
+    assert_int_equal (nblobs, 2);
+    /* a bad key, and the root (not a value), each with a large value */
+    errno = 0;
+    assert_int_equal (kvs_txn_put_raw (txn, "bad\001key", big, biglen), -1);
+    assert_int_equal (errno, EINVAL);
+    errno = 0;
+    assert_int_equal (kvs_txn_put_raw (txn, ".", big, biglen), -1);
+    assert_int_equal (errno, EINVAL);
+    /* and a small one */
+    assert_int_equal (kvs_txn_put_raw (txn, "bad\002key", "y", 1), -1);
+    assert_int_equal (kvs_txn_count (txn), 2);
+    assert_int_equal (blobtab_count (kvs_txn_blobs (txn)), nblobs);
+    assert_int_equal (blobtab_bytes (kvs_txn_blobs (txn)), nbytes);
+    assert_int_equal (kvs_txn_bytes (txn), tbytes);
+    /* the chunk shared with the kept value stays (it was there before) */
+    assert_int_equal (kvs_txn_put_raw (txn, "big", big, biglen), 0);
+    assert_int_equal (blobtab_count (kvs_txn_blobs (txn)), nblobs + 2);
+    free (big);
+    kvs_txn_destroy (txn);
+}
+
 static void test_check_op (void **state)
 {
     canopy_error_t error;
@@ -119,6 +158,7 @@ int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_txn_roundtrip),
+        cmocka_unit_test (test_txn_failed_put),
         cmocka_unit_test (test_check_op),
         cmocka_unit_test (test_garbage),
     };

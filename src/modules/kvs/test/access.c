@@ -155,5 +155,6 @@ int main (void)
         cmocka_unit_test (test_fence_name),
         cmocka_unit_test (test_malformed),
     };
+    cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
 }

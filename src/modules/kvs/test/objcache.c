@@ -1,5 +1,6 @@
 /* test/objcache.c - the KVS object cache: typed entries, one load per
- * object for many waiters, failed loads, expiry.
+ * object for many waiters, failed loads, withdrawn waits, expiry (LRU
+ * order, age, pending entries kept).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <errno.h>
 #include "src/common/libkvs/treeobj.h"
@@ -78,12 +80,92 @@ static void test_expire (void **state)
     objcache_destroy (c);
 }
 
+static void test_wait_cancel (void **state)
+{
+    objcache_t *c = objcache_create (1 << 20, 60);
+    struct objcache_stats st;
+    int a, b;
+    calls = 0;
+    assert_int_equal (objcache_wait (c, ref1, OBJ_DIR, wait_cb, &a), 1);
+    assert_int_equal (objcache_wait (c, ref1, OBJ_DIR, wait_cb, &b), 0);
+    /* one waiter withdraws: the other is still called */
+    objcache_wait_cancel (c, ref1, OBJ_DIR, wait_cb, &a);
+    objcache_stats (c, &st);
+    assert_int_equal (st.pending, 1);
+    assert_int_equal (st.waiters, 1);
+    objcache_load_done (c, OBJ_DIR, ref1, EIO);
+    assert_int_equal (calls, 1);
+    /* the last waiter withdraws: the pending entry is forgotten, and the
+     * next wait starts a load again
+     */
+    assert_int_equal (objcache_wait (c, ref1, OBJ_RAW, wait_cb, &a), 1);
+    objcache_wait_cancel (c, ref1, OBJ_RAW, wait_cb, &b);     /* not there */
+    objcache_wait_cancel (c, ref1, OBJ_DIR, wait_cb, &a);     /* other type */
+    objcache_stats (c, &st);
+    assert_int_equal (st.waiters, 1);
+    objcache_wait_cancel (c, ref1, OBJ_RAW, wait_cb, &a);
+    objcache_stats (c, &st);
+    assert_int_equal (st.pending, 0);
+    assert_int_equal (st.waiters, 0);
+    assert_int_equal (st.count, 0);
+    objcache_load_done (c, OBJ_RAW, ref1, 0);     /* nobody: no call */
+    assert_int_equal (calls, 1);
+    assert_int_equal (objcache_wait (c, ref1, OBJ_RAW, wait_cb, &a), 1);
+    objcache_destroy (c);
+}
+
+/* Least recently used first; a get counts as a use; age expiry. */
+static void test_lru (void **state)
+{
+    objcache_t *c = objcache_create (20, 1000);
+    char ref[5][80];
+    for (int i = 0; i < 4; i++) {
+        snprintf (ref[i], sizeof (ref[i]), "sha256-%064d", i);
+        assert_int_equal (objcache_put_raw (c, ref[i], "12345", 5), 0);
+    }
+    /* a put of a valid entry changes nothing */
+    assert_int_equal (objcache_put_raw (c, ref[0], "other bytes", 11), 0);
+    /* use 0 and 1: 2 is now the least recently used */
+    const void *data;
+    size_t len;
+    assert_int_equal (objcache_get_raw (c, ref[0], &data, &len), 0);
+    assert_memory_equal (data, "12345", 5);
+    assert_int_equal (objcache_get_raw (c, ref[1], &data, &len), 0);
+    snprintf (ref[4], sizeof (ref[4]), "sha256-%064d", 4);
+    json_t *d = treeobj_create_dir ();
+    assert_int_equal (objcache_put_dir (c, ref[4], d, 10), 0);
+    json_decref (d);
+    /* 30 bytes > 20: 2 and 3 go */
+    assert_int_equal (objcache_expire (c, 0), 2);
+    assert_false (objcache_has (c, OBJ_RAW, ref[2]));
+    assert_false (objcache_has (c, OBJ_RAW, ref[3]));
+    assert_true (objcache_has (c, OBJ_RAW, ref[0]));
+    assert_true (objcache_has (c, OBJ_DIR, ref[4]));
+    /* pending entries never expire, even when everything is old */
+    assert_int_equal (objcache_wait (c, ref[2], OBJ_RAW, wait_cb, NULL), 1);
+    assert_int_equal (objcache_expire (c, 1e12), 3);
+    struct objcache_stats st;
+    objcache_stats (c, &st);
+    assert_int_equal (st.count, 1);
+    assert_int_equal (st.pending, 1);
+    assert_int_equal (st.bytes, 0);
+    calls = 0;
+    assert_int_equal (objcache_put_raw (c, ref[2], "abc", 3), 0);
+    objcache_load_done (c, OBJ_RAW, ref[2], 0);
+    assert_int_equal (calls, 1);
+    assert_int_equal (last_errnum, 0);
+    assert_true (objcache_has (c, OBJ_RAW, ref[2]));
+    objcache_destroy (c);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_wait),
         cmocka_unit_test (test_failed_load),
         cmocka_unit_test (test_expire),
+        cmocka_unit_test (test_wait_cancel),
+        cmocka_unit_test (test_lru),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);

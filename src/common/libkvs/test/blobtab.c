@@ -1,0 +1,199 @@
+/* test/blobtab.c - blob sets: de-duplication by ref, insertion order,
+ * copies owned by the table, merge, truncate (the undo used by callers
+ * that must leave no side effects), and refusing bad arguments.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <errno.h>
+#include "src/common/libutil/blobref.h"
+#include "src/common/libkvs/blobtab.h"
+
+static void test_add_get (void **state)
+{
+    blobtab_t *bt = blobtab_create ();
+    char ref[BLOBREF_MAX], ref2[BLOBREF_MAX], expect[BLOBREF_MAX];
+    char buf[8] = "hello";
+    const void *data;
+    size_t len;
+
+    assert_non_null (bt);
+    assert_int_equal (blobtab_count (bt), 0);
+    assert_int_equal (blobtab_add (bt, NULL, buf, 5, ref, sizeof (ref)), 1);
+    assert_int_equal (blobref_hash ("hello", 5, expect, sizeof (expect)), 0);
+    assert_string_equal (ref, expect);
+    /* the table keeps its own copy */
+    memcpy (buf, "HELLO", 5);
+    assert_int_equal (blobtab_get (bt, ref, &data, &len), 0);
+    assert_int_equal (len, 5);
+    assert_memory_equal (data, "hello", 5);
+    /* the same bytes again: a no-op, reported as 0, ref still written */
+    memset (ref2, 0, sizeof (ref2));
+    assert_int_equal (blobtab_add (bt, NULL, "hello", 5, ref2, sizeof (ref2)), 0);
+    assert_string_equal (ref2, ref);
+    assert_int_equal (blobtab_count (bt), 1);
+    assert_int_equal (blobtab_bytes (bt), 5);
+    /* an empty blob is a blob */
+    assert_int_equal (blobtab_add (bt, NULL, NULL, 0, ref2, sizeof (ref2)), 1);
+    assert_true (blobtab_has (bt, ref2));
+    assert_int_equal (blobtab_get (bt, ref2, &data, &len), 0);
+    assert_int_equal (len, 0);
+    assert_int_equal (blobtab_count (bt), 2);
+    /* a missing ref */
+    assert_int_equal (blobref_hash ("other", 5, expect, sizeof (expect)), 0);
+    assert_false (blobtab_has (bt, expect));
+    errno = 0;
+    assert_int_equal (blobtab_get (bt, expect, &data, &len), -1);
+    assert_int_equal (errno, ENOENT);
+    blobtab_destroy (bt);
+}
+
+static void test_given_ref (void **state)
+{
+    blobtab_t *bt = blobtab_create ();
+    char ref[BLOBREF_MAX];
+    const void *data;
+    size_t len;
+
+    /* a given ref is trusted (callers verify where needed) */
+    assert_int_equal (blobref_hash ("abc", 3, ref, sizeof (ref)), 0);
+    assert_int_equal (blobtab_add (bt, ref, "not abc", 7, NULL, 0), 1);
+    assert_int_equal (blobtab_get (bt, ref, &data, &len), 0);
+    assert_int_equal (len, 7);
+    /* but a malformed one is refused, with nothing changed */
+    errno = 0;
+    assert_int_equal (blobtab_add (bt, "sha256-xyz", "x", 1, NULL, 0), -1);
+    assert_int_equal (errno, EINVAL);
+    errno = 0;
+    assert_int_equal (blobtab_add (bt, "md5-0123", "x", 1, NULL, 0), -1);
+    assert_int_equal (blobtab_count (bt), 1);
+    assert_int_equal (blobtab_bytes (bt), 7);
+    blobtab_destroy (bt);
+}
+
+static void test_bad_args (void **state)
+{
+    blobtab_t *bt = blobtab_create ();
+    char small[8];
+
+    errno = 0;
+    assert_int_equal (blobtab_add (NULL, NULL, "x", 1, NULL, 0), -1);
+    assert_int_equal (errno, EINVAL);
+    errno = 0;
+    assert_int_equal (blobtab_add (bt, NULL, NULL, 3, NULL, 0), -1);
+    assert_int_equal (errno, EINVAL);
+    errno = 0;
+    assert_int_equal (blobtab_add (bt, NULL, "x", 1, small, sizeof (small)), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_int_equal (blobtab_count (bt), 0);
+    errno = 0;
+    assert_int_equal (blobtab_merge (bt, NULL), -1);
+    assert_int_equal (errno, EINVAL);
+    errno = 0;
+    assert_int_equal (blobtab_at (bt, 0, NULL, NULL, NULL), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_int_equal (blobtab_at (bt, -1, NULL, NULL, NULL), -1);
+    assert_false (blobtab_has (NULL, "x"));
+    assert_false (blobtab_has (bt, NULL));
+    assert_int_equal (blobtab_count (NULL), 0);
+    assert_int_equal (blobtab_bytes (NULL), 0);
+    blobtab_truncate (NULL, 0);
+    /* destroy accepts NULL and keeps errno */
+    errno = EPERM;
+    blobtab_destroy (NULL);
+    blobtab_destroy (bt);
+    assert_int_equal (errno, EPERM);
+}
+
+static void test_order_and_growth (void **state)
+{
+    blobtab_t *bt = blobtab_create ();
+    char refs[100][BLOBREF_MAX];
+    size_t total = 0;
+
+    /* past the initial allocation several times */
+    for (int i = 0; i < 100; i++) {
+        char buf[32];
+        int n = snprintf (buf, sizeof (buf), "blob number %d", i);
+        assert_int_equal (blobtab_add (bt, NULL, buf, n, refs[i], BLOBREF_MAX), 1);
+        total += n;
+    }
+    assert_int_equal (blobtab_count (bt), 100);
+    assert_int_equal (blobtab_bytes (bt), total);
+    for (int i = 0; i < 100; i++) {
+        const char *ref;
+        const void *data;
+        size_t len;
+        char buf[32];
+        int n = snprintf (buf, sizeof (buf), "blob number %d", i);
+        assert_int_equal (blobtab_at (bt, i, &ref, &data, &len), 0);
+        assert_string_equal (ref, refs[i]);
+        assert_int_equal (len, n);
+        assert_memory_equal (data, buf, n);
+        assert_true (blobtab_has (bt, refs[i]));
+    }
+    blobtab_destroy (bt);
+}
+
+static void test_merge_truncate (void **state)
+{
+    blobtab_t *a = blobtab_create ();
+    blobtab_t *b = blobtab_create ();
+    char r1[BLOBREF_MAX], r2[BLOBREF_MAX], r3[BLOBREF_MAX];
+
+    assert_int_equal (blobtab_add (a, NULL, "one", 3, r1, sizeof (r1)), 1);
+    assert_int_equal (blobtab_add (b, NULL, "one", 3, NULL, 0), 1);
+    assert_int_equal (blobtab_add (b, NULL, "two", 3, r2, sizeof (r2)), 1);
+    assert_int_equal (blobtab_add (b, NULL, "three", 5, r3, sizeof (r3)), 1);
+    assert_int_equal (blobtab_merge (a, b), 0);
+    /* "one" is not duplicated; the others follow in b's order */
+    assert_int_equal (blobtab_count (a), 3);
+    assert_int_equal (blobtab_bytes (a), 11);
+    const char *ref;
+    assert_int_equal (blobtab_at (a, 1, &ref, NULL, NULL), 0);
+    assert_string_equal (ref, r2);
+    /* b is unchanged, and a's copies do not depend on it */
+    assert_int_equal (blobtab_count (b), 3);
+    blobtab_destroy (b);
+    const void *data;
+    size_t len;
+    assert_int_equal (blobtab_get (a, r3, &data, &len), 0);
+    assert_memory_equal (data, "three", 5);
+
+    /* truncate undoes the newest additions exactly */
+    blobtab_truncate (a, 1);
+    assert_int_equal (blobtab_count (a), 1);
+    assert_int_equal (blobtab_bytes (a), 3);
+    assert_true (blobtab_has (a, r1));
+    assert_false (blobtab_has (a, r2));
+    assert_false (blobtab_has (a, r3));
+    /* and they can be added again */
+    assert_int_equal (blobtab_add (a, NULL, "two", 3, NULL, 0), 1);
+    assert_int_equal (blobtab_at (a, 1, &ref, NULL, NULL), 0);
+    assert_string_equal (ref, r2);
+    /* truncating to more than the count changes nothing */
+    blobtab_truncate (a, 10);
+    assert_int_equal (blobtab_count (a), 2);
+    blobtab_truncate (a, 0);
+    assert_int_equal (blobtab_count (a), 0);
+    assert_int_equal (blobtab_bytes (a), 0);
+    blobtab_destroy (a);
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_add_get),
+        cmocka_unit_test (test_given_ref),
+        cmocka_unit_test (test_bad_args),
+        cmocka_unit_test (test_order_and_growth),
+        cmocka_unit_test (test_merge_truncate),
+    };
+    cmocka_set_message_output (CM_OUTPUT_TAP);
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}

@@ -1,0 +1,174 @@
+/* load.c - see load.h.
+ *
+ * Design notes: a load's future carries a struct load (type, ref, table)
+ * as an aux item.  The continuation copies what it needs before the
+ * future is destroyed, and only then runs the waiters (which may start
+ * new loads of the same object).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <stdio.h>
+#include <canopy/canopy.h>
+#include "src/common/libutil/hashmap.h"
+#include "src/common/libkvs/treeobj.h"
+#include "kvs_ctx.h"
+#include "load.h"
+
+struct load_table {
+    struct kvs_ctx *ctx;
+    hashmap_t *map;             /* "d:REF" / "r:REF" -> future in flight */
+};
+
+struct load {
+    struct load_table *lt;
+    enum objtype type;
+    char ref[BLOBREF_MAX];
+    char key[BLOBREF_MAX + 2];
+};
+
+static void future_free (void *arg)
+{
+    canopy_future_destroy (arg);
+}
+
+struct load_table *load_table_create (struct kvs_ctx *ctx)
+{
+    struct load_table *lt = calloc (1, sizeof (*lt));
+    if (!lt) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    lt->ctx = ctx;
+    if (!(lt->map = hashmap_create (future_free))) {
+        free (lt);
+        return NULL;
+    }
+    return lt;
+}
+
+void load_table_destroy (struct load_table *lt)
+{
+    if (lt) {
+        int saved_errno = errno;
+        hashmap_destroy (lt->map);
+        free (lt);
+        errno = saved_errno;
+    }
+}
+
+int load_table_count (struct load_table *lt)
+{
+    return lt ? (int)hashmap_size (lt->map) : 0;
+}
+
+static void load_continuation (canopy_future_t *f, void *arg)
+{
+    struct load *ld = canopy_future_aux_get (f, "load");
+    struct load_table *lt = ld->lt;
+    struct kvs_ctx *ctx = lt->ctx;
+    const void *data;
+    size_t len;
+    int errnum = 0;
+    char key[BLOBREF_MAX + 2];
+    enum objtype type = ld->type;
+    char ref[BLOBREF_MAX];
+
+    snprintf (key, sizeof (key), "%s", ld->key);
+    snprintf (ref, sizeof (ref), "%s", ld->ref);
+    if (canopy_rpc_get_raw (f, &data, &len) < 0)
+        errnum = errno ? errno : EIO;
+    else if ((ctx->stats.load_bytes += len), type == OBJ_DIR) {
+        json_t *dir = treeobj_decode (data, len);
+        if (!dir || (!treeobj_is_dir (dir) && !treeobj_is_hdir (dir))) {
+            canopy_log (ctx->h, LOG_ERR, "object %s is not a directory", ref);
+            errnum = EPROTO;
+        }
+        else if (objcache_put_dir (ctx->cache, ref, dir, len) < 0)
+            errnum = errno;
+        json_decref (dir);
+    }
+    else if (objcache_put_raw (ctx->cache, ref, data, len) < 0)
+        errnum = errno;
+    (void)hashmap_delete (lt->map, key);    /* destroys f (and ld) */
+    objcache_load_done (ctx->cache, type, ref, errnum);
+}
+
+/* Send content.load for ref and keep its future.  No side effects on
+ * failure.
+ */
+static int start_load (struct load_table *lt, const char *ref, enum objtype type)
+{
+    struct kvs_ctx *ctx = lt->ctx;
+    struct load *ld;
+    canopy_future_t *f;
+
+    if (!(ld = calloc (1, sizeof (*ld)))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    ld->lt = lt;
+    ld->type = type;
+    snprintf (ld->ref, sizeof (ld->ref), "%s", ref);
+    snprintf (ld->key, sizeof (ld->key), "%c:%s", type == OBJ_DIR ? 'd' : 'r', ref);
+    if (!(f = canopy_rpc (ctx->h, "content.load", ref, CANOPY_NODEID_ANY, 0))) {
+        free (ld);
+        return -1;
+    }
+    if (canopy_future_aux_set (f, "load", ld, free) < 0) {
+        free (ld);
+        goto error;
+    }
+    if (hashmap_insert (lt->map, ld->key, f) < 0)
+        goto error;
+    if (canopy_future_then (f, -1, load_continuation, NULL) < 0) {
+        int e = errno;
+        (void)hashmap_delete (lt->map, ld->key);    /* destroys f */
+        errno = e;
+        return -1;
+    }
+    return 0;
+error:
+    canopy_future_destroy (f);
+    return -1;
+}
+
+int kvs_load (struct kvs_ctx *ctx, const char *ref, enum objtype type,
+              objcache_wait_f cb, void *arg)
+{
+    int rc = objcache_wait (ctx->cache, ref, type, cb, arg);
+
+    if (rc < 0)
+        return -1;
+    if (rc == 0)
+        return 0;       /* already loading: cb runs when it is done */
+    if (start_load (ctx->loads, ref, type) < 0) {
+        int e = errno ? errno : ENOMEM;
+        /* nobody else waits yet: withdraw, and report by return value */
+        objcache_wait_cancel (ctx->cache, ref, type, cb, arg);
+        errno = e;
+        return -1;
+    }
+    ctx->stats.loads++;
+    return 0;
+}
+
+void load_table_fail_all (struct load_table *lt, int errnum)
+{
+    size_t n = lt ? hashmap_size (lt->map) : 0;
+
+    /* at most the loads in flight now (no allocation needed) */
+    for (size_t i = 0; i < n; i++) {
+        void *val;
+        const char *k = hashmap_first (lt->map, &val);
+        if (!k)
+            break;
+        canopy_future_t *f = hashmap_take (lt->map, k);
+        struct load *ld = canopy_future_aux_get (f, "load");
+        enum objtype type = ld->type;
+        char ref[BLOBREF_MAX];
+        snprintf (ref, sizeof (ref), "%s", ld->ref);
+        canopy_future_destroy (f);
+        objcache_load_done (lt->ctx->cache, type, ref, errnum);
+    }
+}

@@ -1,0 +1,431 @@
+/* test/apply.c - rank 0's applier (apply.c) over a fake handle, with the
+ * fence table (fence.c) feeding it and lookups (lookup.c) reading the
+ * result: commits, commit merging into one version, a failing fence
+ * dropped without touching the others, symlinks, hashed directories,
+ * priming, KVS_SYNC without a backing store, a failed store, a root that
+ * must be loaded first, and allocation failures while a round starts
+ * (regression: the fences it had taken were freed and their callers
+ * never answered).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <errno.h>
+#include <canopy/kvs.h>
+#include "src/common/libutil/blobref.h"
+#include "src/common/libkvs/treeobj.h"
+#include "src/common/libkvs/kvs_txn.h"
+#include "src/modules/kvs/fence.h"
+#include "src/modules/kvs/apply.h"
+#include "src/modules/kvs/lookup.h"
+#include "kvsenv.h"
+#include "failalloc.h"
+
+/* kvs.c is not linked: the root moves forward as it does there. */
+void kvs_root_update (struct kvs_ctx *ctx, int version, const char *rootref)
+{
+    if (version <= ctx->version && ctx->rootref[0])
+        return;
+    ctx->version = version;
+    snprintf (ctx->rootref, sizeof (ctx->rootref), "%s", rootref);
+}
+
+/* Rank 0 with an empty root of version 0 (cached or only stored). */
+static struct kvsenv *setup (bool cache_root)
+{
+    struct kvsenv *env = kvsenv_create (0, 4);
+    json_t *root = treeobj_create_dir ();
+    char ref[BLOBREF_MAX];
+
+    kvsenv_store_dir (env, root, cache_root, ref);
+    json_decref (root);
+    kvs_root_update (&env->ctx, 0, ref);
+    assert_non_null ((env->ctx.fences = fence_table_create (&env->ctx)));
+    assert_non_null ((env->ctx.applier = applier_create (&env->ctx)));
+    return env;
+}
+
+static void teardown (struct kvsenv *env)
+{
+    applier_destroy (env->ctx.applier);
+    fence_table_destroy (env->ctx.fences);
+    kvsenv_destroy (env);
+}
+
+/* Send a transaction as client 'tag' (a commit if name is NULL). */
+static void submit (struct kvsenv *env, uint32_t tag, const char *name,
+                    int nprocs, int flags, kvs_txn_t *txn)
+{
+    void *buf;
+    size_t len;
+    char sender[32];
+
+    snprintf (sender, sizeof (sender), "0:c%u", tag);
+    assert_int_equal (kvs_txn_encode (txn, name ? name : "x", nprocs, flags,
+                                      &buf, &len), 0);
+    canopy_msg_t *msg = fakeh_request (name ? "kvs.fence" : "kvs.commit", tag,
+                                       sender, buf, len);
+    free (buf);
+    fence_request (env->ctx.fences, msg, name == NULL);
+    canopy_msg_decref (msg);
+    applier_kick (env->ctx.applier);
+    kvs_txn_destroy (txn);
+}
+
+static kvs_txn_t *put (kvs_txn_t *txn, const char *key, const char *val)
+{
+    if (!txn)
+        assert_non_null ((txn = kvs_txn_create ()));
+    if (val)
+        assert_int_equal (kvs_txn_put_raw (txn, key, val, strlen (val)), 0);
+    else
+        assert_int_equal (kvs_txn_unlink (txn, key), 0);
+    return txn;
+}
+
+/* Everything outside the applier: the content service answers loads and
+ * stores (store_errnum for stores), and setroot events come back.
+ * Returns the last setroot event published (new reference) or NULL.
+ */
+static json_t *drive (struct kvsenv *env, int store_errnum)
+{
+    json_t *last = NULL;
+    for (int i = 0; i < 100; i++) {
+        bool any = false;
+        json_t *ev;
+        kvsenv_run (env);
+        if (kvsenv_serve_loads (env) > 0)
+            any = true;
+        if (kvsenv_serve_stores (env, store_errnum) > 0)
+            any = true;
+        while ((ev = kvsenv_take_event (env, "kvs.setroot"))) {
+            fence_setroot (env->ctx.fences, json_object_get (ev, "names"),
+                           json_object_get (ev, "errors"), env->ctx.version,
+                           env->ctx.rootref);
+            json_decref (last);
+            last = ev;
+            any = true;
+        }
+        if (!any && !fakeh_pending (env->fake))
+            break;
+    }
+    return last;
+}
+
+/* The answer to client 'tag': errnum (0: success, version in *version),
+ * -1 if none.
+ */
+static int answer (struct kvsenv *env, uint32_t tag, int *version, char *text,
+                   size_t size)
+{
+    canopy_msg_t *rsp = fakeh_take_response (env->fake, tag);
+    int errnum = -1;
+    if (rsp) {
+        assert_int_equal (canopy_msg_get_errnum (rsp, &errnum), 0);
+        if (!errnum && version) {
+            json_t *o = kvsenv_msg_json (rsp);
+            assert_non_null (o);
+            *version = json_integer_value (json_object_get (o, "version"));
+            json_decref (o);
+        }
+        if (errnum && text) {
+            const char *s = canopy_msg_errstr (rsp);
+            snprintf (text, size, "%s", s ? s : "");
+        }
+        canopy_msg_decref (rsp);
+    }
+    return errnum;
+}
+
+static char result[4096];
+static int result_errnum;
+
+static void done (struct lookup *l, void *arg)
+{
+    const void *data;
+    size_t len;
+    result_errnum = lookup_errnum (l);
+    result[0] = '\0';
+    if (!result_errnum) {
+        json_t *o = lookup_get_treeobj (l);
+        if (o) {
+            char *s = json_dumps (o, JSON_COMPACT | JSON_SORT_KEYS);
+            snprintf (result, sizeof (result), "%s", s);
+            free (s);
+        }
+        else if (lookup_get_value (l, &data, &len) == 0)
+            snprintf (result, sizeof (result), "%.*s", (int)len, (const char *)data);
+    }
+    *(bool *)arg = true;
+    lookup_destroy (l);
+}
+
+/* Read a key from the current root (must not need loads). */
+static const char *get (struct kvsenv *env, const char *key, int flags)
+{
+    bool finished = false;
+    struct lookup *l = lookup_create (&env->ctx, key, flags, env->ctx.rootref,
+                                      done, &finished);
+    assert_non_null (l);
+    lookup_run (l);
+    if (!finished) {
+        drive (env, 0);
+        assert_true (finished);
+    }
+    return result_errnum ? NULL : result;
+}
+
+static void test_commit (void **state)
+{
+    struct kvsenv *env = setup (true);
+    int version;
+
+    submit (env, 1, NULL, 1, 0, put (put (NULL, "a.b", "1"), "c", "hello"));
+    json_t *ev = drive (env, 0);
+    assert_non_null (ev);
+    assert_int_equal (answer (env, 1, &version, NULL, 0), 0);
+    assert_int_equal (version, 1);
+    assert_int_equal (env->ctx.version, 1);
+    assert_int_equal (json_integer_value (json_object_get (ev, "version")), 1);
+    assert_string_equal (json_string_value (json_object_get (ev, "rootref")),
+                         env->ctx.rootref);
+    assert_int_equal (json_array_size (json_object_get (ev, "names")), 1);
+    /* a single commit does not prime */
+    assert_int_equal (json_array_size (json_object_get (ev, "objs")), 0);
+    json_decref (ev);
+    assert_string_equal (get (env, "a.b", 0), "1");
+    assert_string_equal (get (env, "c", 0), "hello");
+
+    /* a large value's chunks are stored with the round */
+    char big[3000];
+    memset (big, 'z', sizeof (big) - 1);
+    big[sizeof (big) - 1] = '\0';
+    submit (env, 2, NULL, 1, 0, put (put (NULL, "big", big), "a.b", NULL));
+    json_decref (drive (env, 0));
+    assert_int_equal (answer (env, 2, &version, NULL, 0), 0);
+    assert_int_equal (version, 2);
+    assert_string_equal (get (env, "big", 0), big);
+    assert_null (get (env, "a.b", 0));
+    assert_int_equal (result_errnum, ENOENT);
+    assert_false (applier_busy (env->ctx.applier));
+    teardown (env);
+}
+
+/* Fences ready together make one version; one that fails (a symlink
+ * loop) is dropped without touching the others.
+ */
+static void test_merge_and_isolation (void **state)
+{
+    struct kvsenv *env = setup (true);
+    int v1, v3, v4;
+    char text[200];
+    kvs_txn_t *txn = kvs_txn_create ();
+
+    assert_int_equal (kvs_txn_symlink (txn, "loop", "loop"), 0);
+    assert_int_equal (kvs_txn_symlink (txn, "s", "t.u"), 0);
+    submit (env, 1, NULL, 1, 0, put (txn, "t.u.v", "0"));
+    json_decref (drive (env, 0));
+    assert_int_equal (answer (env, 1, &v1, NULL, 0), 0);
+
+    submit (env, 2, NULL, 1, 0, put (put (NULL, "x", "2"), "loop.y", "2"));
+    submit (env, 3, NULL, 1, 0, put (NULL, "s.w", "3"));    /* through "s" */
+    submit (env, 4, NULL, 1, 0, put (NULL, "z", "4"));
+    json_t *ev = drive (env, 0);
+    assert_int_equal (answer (env, 2, NULL, text, sizeof (text)), ELOOP);
+    assert_non_null (strstr (text, "loop.y"));
+    assert_int_equal (answer (env, 3, &v3, NULL, 0), 0);
+    assert_int_equal (answer (env, 4, &v4, NULL, 0), 0);
+    assert_int_equal (v3, v1 + 1);
+    assert_int_equal (v4, v1 + 1);
+    assert_int_equal (env->ctx.stats.applies, 2);
+    assert_int_equal (env->ctx.stats.apply_txns, 4);
+    json_decref (ev);
+    assert_null (get (env, "x", 0));                /* the failed fence's */
+    assert_string_equal (get (env, "t.u.w", 0), "3");
+    assert_string_equal (get (env, "z", 0), "4");
+    assert_string_equal (get (env, "t.u.v", 0), "0");
+    /* a key below a value replaces it by a directory */
+    submit (env, 5, NULL, 1, 0, put (NULL, "z.sub", "5"));
+    json_decref (drive (env, 0));
+    assert_int_equal (answer (env, 5, NULL, NULL, 0), 0);
+    assert_string_equal (get (env, "z.sub", 0), "5");
+    teardown (env);
+}
+
+/* A directory past hdir-threshold entries is hashed; it keeps working
+ * as entries come and go.
+ */
+static void test_hdir (void **state)
+{
+    struct kvsenv *env = setup (true);
+    kvs_txn_t *txn = NULL;
+    char key[32], val[32];
+
+    env->ctx.limits.hdir_threshold = 4;
+    for (int i = 0; i < 40; i++) {
+        snprintf (key, sizeof (key), "d.k%d", i);
+        snprintf (val, sizeof (val), "v%d", i);
+        txn = put (txn, key, val);
+    }
+    submit (env, 1, NULL, 1, 0, txn);
+    json_decref (drive (env, 0));
+    assert_int_equal (answer (env, 1, NULL, NULL, 0), 0);
+    json_t *o = json_loads (get (env, "d", KVS_TREEOBJ), 0, NULL);
+    assert_true (treeobj_is_dirref (o));
+    json_decref (o);
+    for (int i = 0; i < 40; i++) {
+        snprintf (key, sizeof (key), "d.k%d", i);
+        snprintf (val, sizeof (val), "v%d", i);
+        assert_string_equal (get (env, key, 0), val);
+    }
+    txn = put (NULL, "d.k3", NULL);
+    txn = put (txn, "d.new", "n");
+    submit (env, 2, NULL, 1, 0, put (txn, "d.k5", "changed"));
+    json_decref (drive (env, 0));
+    assert_int_equal (answer (env, 2, NULL, NULL, 0), 0);
+    assert_null (get (env, "d.k3", 0));
+    assert_string_equal (get (env, "d.new", 0), "n");
+    assert_string_equal (get (env, "d.k5", 0), "changed");
+    o = json_loads (get (env, "d", KVS_READDIR), 0, NULL);
+    assert_int_equal (treeobj_dir_count (o), 40);
+    json_decref (o);
+    teardown (env);
+}
+
+/* A collective fence: every participant answered with one version, and
+ * the event carries the small new directories.
+ */
+static void test_fence_priming (void **state)
+{
+    struct kvsenv *env = setup (true);
+    int v1, v2;
+
+    submit (env, 1, "f", 2, 0, put (NULL, "kap.a", "1"));
+    json_t *ev = drive (env, 0);
+    assert_null (ev);
+    assert_int_equal (answer (env, 1, NULL, NULL, 0), -1);
+    submit (env, 2, "f", 2, 0, put (NULL, "kap.b", "2"));
+    ev = drive (env, 0);
+    assert_non_null (ev);
+    assert_int_equal (answer (env, 1, &v1, NULL, 0), 0);
+    assert_int_equal (answer (env, 2, &v2, NULL, 0), 0);
+    assert_int_equal (v1, 1);
+    assert_int_equal (v2, 1);
+    json_t *objs = json_object_get (ev, "objs");
+    assert_int_equal (json_array_size (objs), 2);      /* root and kap */
+    json_t *first = json_array_get (objs, 0);
+    assert_string_equal (json_string_value (json_array_get (first, 0)),
+                         env->ctx.rootref);             /* nearest the root first */
+    json_decref (ev);
+    assert_string_equal (get (env, "kap.b", 0), "2");
+    /* nothing to prime when it is off */
+    env->ctx.limits.prime_max = 0;
+    submit (env, 3, "g", 2, 0, put (NULL, "kap.c", "3"));
+    submit (env, 4, "g", 2, 0, put (NULL, "kap.d", "4"));
+    ev = drive (env, 0);
+    assert_int_equal (json_array_size (json_object_get (ev, "objs")), 0);
+    json_decref (ev);
+    teardown (env);
+}
+
+/* KVS_SYNC with no backing store (no checkpointer) fails clearly; a
+ * failed store fails a SYNC round; the root does not move.
+ */
+static void test_sync (void **state)
+{
+    struct kvsenv *env = setup (true);
+    char text[200];
+
+    submit (env, 1, NULL, 1, KVS_SYNC, put (NULL, "a", "1"));
+    json_decref (drive (env, 0));
+    assert_int_equal (answer (env, 1, NULL, text, sizeof (text)), ENOSYS);
+    assert_string_equal (text, "no backing store: the commit cannot be made durable");
+    assert_int_equal (env->ctx.version, 0);
+    submit (env, 2, NULL, 1, KVS_SYNC, put (NULL, "a", "1"));
+    json_decref (drive (env, EIO));
+    assert_int_equal (answer (env, 2, NULL, text, sizeof (text)), EIO);
+    assert_string_equal (text, "storing the new version failed");
+    assert_int_equal (env->ctx.version, 0);
+    assert_null (get (env, "a", 0));
+    teardown (env);
+}
+
+/* A root that is not cached is loaded first; one that cannot be loaded
+ * fails the round.
+ */
+static void test_load_root (void **state)
+{
+    struct kvsenv *env = setup (false);
+    int version;
+    char text[200];
+
+    submit (env, 1, NULL, 1, 0, put (NULL, "a", "1"));
+    kvsenv_run (env);
+    assert_int_equal (fakeh_count (env->fake, CANOPY_MSGTYPE_REQUEST, "content.load"), 1);
+    assert_true (applier_busy (env->ctx.applier));
+    json_decref (drive (env, 0));
+    assert_int_equal (answer (env, 1, &version, NULL, 0), 0);
+    assert_int_equal (version, 1);
+
+    /* a root the content service does not have */
+    kvs_root_update (&env->ctx, 5, "sha256-0000000000000000000000000000000000000000000000000000000000000000");
+    submit (env, 2, NULL, 1, 0, put (NULL, "b", "1"));
+    json_decref (drive (env, 0));
+    assert_int_equal (answer (env, 2, NULL, text, sizeof (text)), ENOENT);
+    assert_string_equal (text, "cannot load a directory");
+    assert_false (applier_busy (env->ctx.applier));
+    teardown (env);
+}
+
+/* Regression: an allocation failure in start_round after the fences were
+ * taken freed them, and their callers were never answered.  Fail each
+ * calloc of the pass that starts a round in turn: every caller is
+ * answered exactly once (success, or ENOMEM from a failed load).
+ */
+static void test_round_alloc_failures (void **state)
+{
+    bool fired = true;
+    int k;
+
+    for (k = 0; fired && k < 200; k++) {
+        struct kvsenv *env = setup (false);     /* the round must load */
+        submit (env, 1, NULL, 1, 0, put (NULL, "a", "1"));
+        submit (env, 2, "f", 1, 0, put (NULL, "b", "2"));
+        failalloc_arm (k);
+        (void)canopy_reactor_run (env->ctx.r, CANOPY_REACTOR_NOWAIT);
+        failalloc_disarm ();
+        fired = failalloc_fired ();
+        json_decref (drive (env, 0));
+        for (uint32_t tag = 1; tag <= 2; tag++) {
+            int e = answer (env, tag, NULL, NULL, 0);
+            if (e != 0 && e != ENOMEM)
+                fail_msg ("calloc %d failed: client %u got %d", k, tag, e);
+            assert_int_equal (answer (env, tag, NULL, NULL, 0), -1);
+        }
+        assert_false (applier_busy (env->ctx.applier));
+        assert_false (fence_have_ready (env->ctx.fences));
+        teardown (env);
+    }
+    assert_false (fired);   /* the sweep went past the last calloc */
+    assert_true (k > 3);
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_commit),
+        cmocka_unit_test (test_merge_and_isolation),
+        cmocka_unit_test (test_hdir),
+        cmocka_unit_test (test_fence_priming),
+        cmocka_unit_test (test_sync),
+        cmocka_unit_test (test_load_root),
+        cmocka_unit_test (test_round_alloc_failures),
+    };
+    cmocka_set_message_output (CM_OUTPUT_TAP);
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}

@@ -1,0 +1,625 @@
+/* test/fence.c - fence aggregation (fence.c) over a fake handle:
+ *
+ * ranks > 0: merging, self-clocked relays (one in flight, the rest with
+ * the acknowledgement), relays bounded by the size limit, and every way a
+ * relay can fail turning its fences into error contributions (regression:
+ * an oversized merge failed again on every pass and never reached rank 0;
+ * a failed send dropped the contributions); answers from the setroot
+ * event; disconnects; request validation (regression: an error text was
+ * sent uninitialised).
+ *
+ * rank 0: readiness, too many participants, the finished table (late
+ * joiners, names forgotten after FINISHED_KEEP), per-user limits,
+ * timeouts, aborts, failing every open fence.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <errno.h>
+#include <canopy/kvs.h>
+#include "src/common/libutil/monotime.h"
+#include "src/common/libkvs/kvs_relay.h"
+#include "src/common/libkvs/treeobj.h"
+#include "src/modules/kvs/fence.h"
+#include "kvsenv.h"
+#include "failalloc.h"
+
+static struct kvsenv *setup (uint32_t rank)
+{
+    struct kvsenv *env = kvsenv_create (rank, 8);
+    assert_non_null ((env->ctx.fences = fence_table_create (&env->ctx)));
+    return env;
+}
+
+static void teardown (struct kvsenv *env)
+{
+    fence_table_destroy (env->ctx.fences);
+    kvsenv_destroy (env);
+}
+
+/* A client joins fence 'name' with key=val; its matchtag is 'tag'. */
+static void join (struct kvsenv *env, uint32_t tag, const char *sender,
+                  const char *name, int nprocs, const char *key,
+                  const void *val, size_t len)
+{
+    canopy_msg_t *msg = kvsenv_txn_request ("kvs.fence", tag, sender, name,
+                                            nprocs, 0, key, val, len);
+    fence_request (env->ctx.fences, msg, false);
+    canopy_msg_decref (msg);
+}
+
+/* The response to request 'tag': its errnum (0 for success), or -1 if
+ * there is none.
+ */
+static int answer (struct kvsenv *env, uint32_t tag, char *text, size_t size)
+{
+    canopy_msg_t *rsp = fakeh_take_response (env->fake, tag);
+    int errnum = -1;
+    if (rsp) {
+        assert_int_equal (canopy_msg_get_errnum (rsp, &errnum), 0);
+        if (text) {
+            const char *s = errnum ? canopy_msg_errstr (rsp) : NULL;
+            snprintf (text, size, "%s", s ? s : "");
+        }
+        canopy_msg_decref (rsp);
+    }
+    return errnum;
+}
+
+/* The next relay sent upstream (decoded; its request in *req), or NULL. */
+static kvs_relay_t *take_relay (struct kvsenv *env, canopy_msg_t **req)
+{
+    canopy_error_t error;
+    const void *data;
+    size_t len;
+    kvs_relay_t *r;
+
+    if (!(*req = fakeh_take (env->fake, CANOPY_MSGTYPE_REQUEST, "kvs.relay")))
+        return NULL;
+    assert_int_equal (canopy_msg_get_payload (*req, &data, &len), 0);
+    assert_true (len <= env->ctx.limits.relay_max);
+    if (!(r = kvs_relay_decode (data, len, &error)))
+        fail_msg ("relay does not decode: %s", error.text);
+    return r;
+}
+
+static const struct kvs_relay_fence *find (kvs_relay_t *r, const char *name)
+{
+    for (int i = 0; i < kvs_relay_count (r); i++) {
+        if (!strcmp (kvs_relay_fence (r, i)->name, name))
+            return kvs_relay_fence (r, i);
+    }
+    return NULL;
+}
+
+static int ndirty_open (struct kvsenv *env)
+{
+    struct fence_stats st;
+    fence_stats (env->ctx.fences, &st);
+    return st.open;
+}
+
+static void test_merge_and_relay (void **state)
+{
+    struct kvsenv *env = setup (3);
+    canopy_msg_t *req, *req2;
+    kvs_relay_t *r;
+    const struct kvs_relay_fence *c;
+
+    /* two participants of "f" and a commit-like fence "g" in one pass */
+    join (env, 1, "3:c1", "f", 4, "a", "1", 1);
+    join (env, 2, "3:c2", "f", 4, "b", "2", 1);
+    join (env, 3, "3:c3", "g", 1, "c", "3", 1);
+    assert_int_equal (fakeh_count (env->fake, CANOPY_MSGTYPE_REQUEST, "kvs.relay"), 0);
+    kvsenv_run (env);
+    assert_non_null ((r = take_relay (env, &req)));
+    assert_int_equal (kvs_relay_count (r), 2);
+    assert_non_null ((c = find (r, "f")));
+    assert_int_equal (c->count, 2);
+    assert_int_equal (c->nprocs, 4);
+    assert_int_equal (c->nops, 2);
+    assert_int_equal (c->errnum, 0);
+    assert_non_null ((c = find (r, "g")));
+    assert_int_equal (c->count, 1);
+    kvs_relay_destroy (r);
+    assert_int_equal (env->ctx.stats.relays_sent, 1);
+
+    /* while it travels, more arrives: it waits for the acknowledgement */
+    join (env, 4, "3:c4", "f", 4, "d", "4", 1);
+    kvsenv_run (env);
+    assert_null (take_relay (env, &req2));
+    fakeh_respond (env->fake, req, 0, NULL, 0);
+    canopy_msg_decref (req);
+    kvsenv_run (env);
+    assert_non_null ((r = take_relay (env, &req)));
+    assert_int_equal (kvs_relay_count (r), 1);
+    assert_non_null ((c = find (r, "f")));
+    assert_int_equal (c->count, 1);     /* only what was merged since */
+    kvs_relay_destroy (r);
+    fakeh_respond (env->fake, req, 0, NULL, 0);
+    canopy_msg_decref (req);
+    kvsenv_run (env);
+    assert_null (take_relay (env, &req));
+
+    /* nobody was answered yet: the event does it */
+    assert_int_equal (answer (env, 1, NULL, 0), -1);
+    json_t *names = json_pack ("[s]", "f");
+    json_t *errors = json_pack ("[{s:s s:i s:s}]", "name", "g", "errnum", EIO,
+                                "errstr", "it broke");
+    fence_setroot (env->ctx.fences, names, errors, 7, "sha256-x");
+    json_decref (names);
+    json_decref (errors);
+    char text[200];
+    for (uint32_t tag = 1; tag <= 4; tag++) {
+        if (tag == 3) {
+            assert_int_equal (answer (env, tag, text, sizeof (text)), EIO);
+            assert_string_equal (text, "it broke");
+        }
+        else
+            assert_int_equal (answer (env, tag, NULL, 0), 0);
+    }
+    assert_int_equal (ndirty_open (env), 0);
+    teardown (env);
+}
+
+/* Regression: a merged relay over the size limit failed to encode on
+ * every pass, forever, and rank 0 never heard of it.  Now what fits
+ * goes, a fence too large for any message becomes an E2BIG error
+ * contribution, and nothing is left to retry.
+ */
+static void test_relay_too_large (void **state)
+{
+    struct kvsenv *env = setup (1);
+    char big[6000];
+    int relays = 0;
+    bool small_seen = false, big_seen = false;
+    canopy_msg_t *req;
+    kvs_relay_t *r;
+
+    memset (big, 'x', sizeof (big));
+    env->ctx.limits.relay_max = 4096;
+    join (env, 1, "1:c1", "small", 2, "a", "1", 1);
+    join (env, 2, "1:c2", "big", 2, "b", big, sizeof (big));
+    kvsenv_run (env);
+    while ((r = take_relay (env, &req))) {
+        const struct kvs_relay_fence *c;
+        relays++;
+        if ((c = find (r, "small"))) {
+            assert_int_equal (c->errnum, 0);
+            assert_int_equal (c->count, 1);
+            small_seen = true;
+        }
+        if ((c = find (r, "big"))) {
+            assert_int_equal (c->errnum, E2BIG);
+            assert_string_equal (c->errstr, "merged contribution too large for one message");
+            assert_int_equal (c->nops, 0);
+            big_seen = true;
+        }
+        kvs_relay_destroy (r);
+        fakeh_respond (env->fake, req, 0, NULL, 0);
+        canopy_msg_decref (req);
+        kvsenv_run (env);
+        assert_true (relays <= 2);
+    }
+    assert_true (small_seen);
+    assert_true (big_seen);
+    canopy_msg_t *log = fakeh_take (env->fake, CANOPY_MSGTYPE_REQUEST, "log.append");
+    assert_non_null (log);
+    canopy_msg_decref (log);
+    /* two fences that fit alone but not together leave one by one */
+    char half[2000];
+    memset (half, 'h', sizeof (half));
+    join (env, 3, "1:c3", "h1", 2, "x", half, sizeof (half));
+    half[0] = 'i';
+    join (env, 4, "1:c4", "h2", 2, "y", half, sizeof (half));
+    kvsenv_run (env);
+    relays = 0;
+    while ((r = take_relay (env, &req))) {
+        assert_int_equal (kvs_relay_count (r), 1);
+        assert_int_equal (kvs_relay_fence (r, 0)->errnum, 0);
+        relays++;
+        kvs_relay_destroy (r);
+        fakeh_respond (env->fake, req, 0, NULL, 0);
+        canopy_msg_decref (req);
+        kvsenv_run (env);
+    }
+    assert_int_equal (relays, 2);
+    teardown (env);
+}
+
+/* Regression: a relay whose send failed was counted as sent and its
+ * contributions dropped.  Now they become error contributions, sent at
+ * once in a relay of errors.
+ */
+static void test_relay_send_fails (void **state)
+{
+    struct kvsenv *env = setup (1);
+    canopy_msg_t *req;
+    kvs_relay_t *r;
+    const struct kvs_relay_fence *c;
+
+    join (env, 1, "1:c1", "f", 2, "a", "1", 1);
+    fakeh_fail_send (env->fake, "kvs.relay", 0, 1, EHOSTUNREACH);
+    kvsenv_run (env);
+    assert_int_equal (fakeh_failed_sends (env->fake), 1);
+    assert_non_null ((r = take_relay (env, &req)));
+    assert_non_null ((c = find (r, "f")));
+    assert_int_equal (c->errnum, EHOSTUNREACH);
+    assert_non_null (strstr (c->errstr, "cannot relay the fence to the parent broker"));
+    assert_int_equal (c->nops, 0);
+    assert_int_equal (env->ctx.stats.relays_sent, 1);
+    kvs_relay_destroy (r);
+    fakeh_respond (env->fake, req, 0, NULL, 0);
+    canopy_msg_decref (req);
+    kvsenv_run (env);
+    assert_null (take_relay (env, &req));
+
+    /* both the relay and the relay of errors fail: logged, dropped, and
+     * the table is not wedged: nothing dirty, nothing retried
+     */
+    join (env, 2, "1:c2", "g", 2, "a", "1", 1);
+    fakeh_fail_send (env->fake, "kvs.relay", 0, 2, ECONNRESET);
+    kvsenv_run (env);
+    assert_int_equal (fakeh_failed_sends (env->fake), 3);
+    assert_null (take_relay (env, &req));
+    kvsenv_run (env);
+    assert_null (take_relay (env, &req));
+    assert_int_equal (fakeh_count (env->fake, CANOPY_MSGTYPE_REQUEST, "log.append"), 3);
+    join (env, 3, "1:c3", "h", 2, "a", "1", 1);
+    kvsenv_run (env);
+    assert_non_null ((r = take_relay (env, &req)));
+    assert_int_equal (kvs_relay_count (r), 1);
+    assert_non_null ((c = find (r, "h")));
+    assert_int_equal (c->errnum, 0);
+    kvs_relay_destroy (r);
+    canopy_msg_decref (req);
+    teardown (env);
+}
+
+/* The parent refuses a relay (or cannot be reached): the fences it
+ * carried become errors in the next relay; fences that were not in it
+ * are untouched.
+ */
+static void test_relay_refused (void **state)
+{
+    struct kvsenv *env = setup (2);
+    canopy_msg_t *req;
+    kvs_relay_t *r;
+    const struct kvs_relay_fence *c;
+
+    join (env, 1, "2:c1", "f", 2, "a", "1", 1);
+    kvsenv_run (env);
+    assert_non_null ((r = take_relay (env, &req)));
+    kvs_relay_destroy (r);
+    join (env, 2, "2:c2", "later", 2, "b", "2", 1);     /* waits */
+    kvsenv_run (env);
+    fakeh_respond (env->fake, req, EPROTO, NULL, 0);
+    canopy_msg_decref (req);
+    kvsenv_run (env);
+    assert_non_null ((r = take_relay (env, &req)));
+    assert_int_equal (kvs_relay_count (r), 2);
+    assert_non_null ((c = find (r, "f")));
+    assert_int_equal (c->errnum, EPROTO);
+    assert_non_null (strstr (c->errstr, "the relay to the parent broker failed"));
+    assert_non_null ((c = find (r, "later")));
+    assert_int_equal (c->errnum, 0);
+    assert_int_equal (c->count, 1);
+    kvs_relay_destroy (r);
+    /* refused again: "f" is already failed, "later" becomes one */
+    fakeh_respond (env->fake, req, EPROTO, NULL, 0);
+    canopy_msg_decref (req);
+    kvsenv_run (env);
+    assert_non_null ((r = take_relay (env, &req)));
+    assert_int_equal (kvs_relay_count (r), 1);
+    assert_non_null ((c = find (r, "later")));
+    assert_int_equal (c->errnum, EPROTO);
+    kvs_relay_destroy (r);
+    fakeh_respond (env->fake, req, EPROTO, NULL, 0);
+    canopy_msg_decref (req);
+    kvsenv_run (env);
+    assert_null (take_relay (env, &req));       /* nothing loops */
+    teardown (env);
+}
+
+static void test_disagree_disconnect (void **state)
+{
+    struct kvsenv *env = setup (1);
+    canopy_msg_t *req;
+    kvs_relay_t *r;
+    const struct kvs_relay_fence *c;
+
+    join (env, 1, "1:c1", "f", 3, "a", "1", 1);
+    join (env, 2, "1:c2", "f", 4, "b", "2", 1);         /* nprocs differs */
+    join (env, 3, "1:c3", "g", 3, "c", "3", 1);
+    fence_disconnect (env->ctx.fences, "1:c3");
+    kvsenv_run (env);
+    assert_non_null ((r = take_relay (env, &req)));
+    assert_non_null ((c = find (r, "f")));
+    assert_int_equal (c->errnum, EINVAL);
+    assert_non_null (strstr (c->errstr, "disagree"));
+    assert_non_null ((c = find (r, "g")));
+    assert_int_equal (c->errnum, ECONNRESET);
+    assert_non_null (strstr (c->errstr, "disconnected"));
+    kvs_relay_destroy (r);
+    canopy_msg_decref (req);
+    /* the disconnected client is not answered, the others will be */
+    json_t *errors = json_pack ("[{s:s s:i s:s} {s:s s:i s:s}]",
+                                "name", "f", "errnum", EINVAL, "errstr", "x",
+                                "name", "g", "errnum", ECONNRESET, "errstr", "y");
+    fence_setroot (env->ctx.fences, NULL, errors, 1, "sha256-x");
+    json_decref (errors);
+    assert_int_equal (answer (env, 1, NULL, 0), EINVAL);
+    assert_int_equal (answer (env, 2, NULL, 0), EINVAL);
+    assert_int_equal (answer (env, 3, NULL, 0), -1);
+    teardown (env);
+}
+
+/* Requests that are refused at once, each with a clear error text. */
+static void test_request_errors (void **state)
+{
+    struct kvsenv *env = setup (1);
+    char text[200];
+    canopy_msg_t *msg;
+
+    /* no payload */
+    msg = fakeh_request ("kvs.fence", 1, "1:c1", NULL, 0);
+    fence_request (env->ctx.fences, msg, false);
+    canopy_msg_decref (msg);
+    assert_int_equal (answer (env, 1, text, sizeof (text)), EPROTO);
+    assert_string_equal (text, "transaction too short");
+    /* garbage */
+    msg = fakeh_request ("kvs.fence", 2, "1:c1", "\0\0\0\2{}", 6);
+    fence_request (env->ctx.fences, msg, false);
+    canopy_msg_decref (msg);
+    assert_int_equal (answer (env, 2, text, sizeof (text)), EPROTO);
+    assert_string_equal (text, "malformed transaction header");
+    /* regression: decoding failed without text (out of memory) and the
+     * answer carried an uninitialised one
+     */
+    msg = kvsenv_txn_request ("kvs.fence", 3, "1:c1", "f", 2, 0, "a", "1", 1);
+    failalloc_arm (0);
+    fence_request (env->ctx.fences, msg, false);
+    failalloc_disarm ();
+    assert_true (failalloc_fired ());
+    canopy_msg_decref (msg);
+    assert_int_equal (answer (env, 3, text, sizeof (text)), ENOMEM);
+    assert_string_equal (text, "out of memory decoding the transaction");
+    /* limits */
+    env->ctx.limits.max_nprocs = 10;
+    msg = kvsenv_txn_request ("kvs.fence", 4, "1:c1", "f", 11, 0, "a", "1", 1);
+    fence_request (env->ctx.fences, msg, false);
+    canopy_msg_decref (msg);
+    assert_int_equal (answer (env, 4, text, sizeof (text)), EINVAL);
+    assert_string_equal (text, "fence nprocs is too large");
+    env->ctx.limits.max_txn_ops = 0;
+    msg = kvsenv_txn_request ("kvs.fence", 5, "1:c1", "f", 2, 0, "a", "1", 1);
+    fence_request (env->ctx.fences, msg, false);
+    canopy_msg_decref (msg);
+    assert_int_equal (answer (env, 5, text, sizeof (text)), E2BIG);
+    kvsenv_run (env);
+    assert_int_equal (fakeh_count (env->fake, CANOPY_MSGTYPE_REQUEST, "kvs.relay"), 0);
+    assert_int_equal (ndirty_open (env), 0);
+    teardown (env);
+}
+
+/* rank 0 */
+
+static json_t *take_setroot (struct kvsenv *env)
+{
+    return kvsenv_take_event (env, "kvs.setroot");
+}
+
+/* The error the setroot event 'ev' gives fence 'name' (0: none). */
+static int event_error (json_t *ev, const char *name, const char **errstr)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach (json_object_get (ev, "errors"), i, v) {
+        if (!strcmp (json_string_value (json_object_get (v, "name")), name)) {
+            if (errstr)
+                *errstr = json_string_value (json_object_get (v, "errstr"));
+            return json_integer_value (json_object_get (v, "errnum"));
+        }
+    }
+    return 0;
+}
+
+/* Deliver a setroot event to the table, as kvs.c's setroot_cb does. */
+static void deliver (struct kvsenv *env, json_t *ev)
+{
+    fence_setroot (env->ctx.fences, json_object_get (ev, "names"),
+                   json_object_get (ev, "errors"), 1, "sha256-x");
+}
+
+static void test_rank0_ready (void **state)
+{
+    struct kvsenv *env = setup (0);
+    struct ready_fence *rf[8];
+    json_t *ev;
+    const char *errstr;
+
+    join (env, 1, "0:c1", "f", 2, "a", "1", 1);
+    assert_false (fence_have_ready (env->ctx.fences));
+    join (env, 2, "0:c2", "f", 2, "b", "2", 1);
+    assert_true (fence_have_ready (env->ctx.fences));
+    /* a third participant of a complete fence */
+    join (env, 3, "0:c3", "f", 2, "c", "3", 1);
+    assert_non_null ((ev = take_setroot (env)));
+    assert_int_equal (event_error (ev, "f", &errstr), EINVAL);
+    assert_string_equal (errstr, "too many participants");
+    json_decref (ev);
+    assert_false (fence_have_ready (env->ctx.fences));  /* failed: not applied */
+    /* the applier takes what is ready, in order; NO_MERGE goes alone */
+    join (env, 4, "0:c4", "g", 1, "d", "4", 1);
+    canopy_msg_t *msg = kvsenv_txn_request ("kvs.fence", 5, "0:c5", "h", 1,
+                                            KVS_NO_MERGE, "e", "5", 1);
+    fence_request (env->ctx.fences, msg, false);
+    canopy_msg_decref (msg);
+    join (env, 6, "0:c6", "i", 1, "big", "0123456789012345678901234567890123456789"
+          "0123456789012345678901234567890123456789", 80);
+    assert_int_equal (fence_take_ready (env->ctx.fences, rf, 8), 1);
+    assert_string_equal (rf[0]->name, "g");
+    assert_int_equal (json_array_size (rf[0]->ops), 1);
+    ready_fence_free (rf[0]);
+    assert_int_equal (fence_take_ready (env->ctx.fences, rf, 8), 1);
+    assert_string_equal (rf[0]->name, "h");
+    ready_fence_free (rf[0]);
+    assert_int_equal (fence_take_ready (env->ctx.fences, rf, 8), 1);
+    assert_string_equal (rf[0]->name, "i");
+    assert_int_equal (blobtab_count (rf[0]->blobs), 1);     /* the valref's chunk */
+    ready_fence_free (rf[0]);
+    assert_int_equal (fence_take_ready (env->ctx.fences, rf, 8), 0);
+    teardown (env);
+}
+
+static void test_rank0_finished (void **state)
+{
+    struct kvsenv *env = setup (0);
+    struct ready_fence *rf[2];
+    json_t *ev;
+    const char *errstr;
+
+    join (env, 1, "0:c1", "f", 1, "a", "1", 1);
+    assert_int_equal (fence_take_ready (env->ctx.fences, rf, 2), 1);
+    ready_fence_free (rf[0]);
+    fence_finished (env->ctx.fences, "f", 0, NULL);
+    json_t *names = json_pack ("[s]", "f");
+    fence_setroot (env->ctx.fences, names, NULL, 1, "sha256-x");
+    json_decref (names);
+    assert_int_equal (answer (env, 1, NULL, 0), 0);
+    /* a late joiner gets EINVAL, by the event */
+    join (env, 2, "0:c2", "f", 1, "a", "1", 1);
+    assert_non_null ((ev = take_setroot (env)));
+    assert_int_equal (event_error (ev, "f", &errstr), EINVAL);
+    assert_string_equal (errstr, "fence already complete: too many participants");
+    assert_int_equal (answer (env, 2, NULL, 0), -1);
+    deliver (env, ev);
+    json_decref (ev);
+    assert_int_equal (answer (env, 2, NULL, 0), EINVAL);
+    /* a failed fence: late joiners get its error */
+    fence_finished (env->ctx.fences, "bad", ETIMEDOUT, "too slow");
+    json_decref (take_setroot (env));
+    join (env, 3, "0:c3", "bad", 2, "a", "1", 1);
+    assert_non_null ((ev = take_setroot (env)));
+    assert_int_equal (event_error (ev, "bad", &errstr), ETIMEDOUT);
+    assert_string_equal (errstr, "too slow");
+    deliver (env, ev);
+    json_decref (ev);
+    assert_int_equal (answer (env, 3, NULL, 0), ETIMEDOUT);
+    /* still remembered before FINISHED_KEEP (300 s), forgotten after */
+    double now = monotime ();
+    fence_timer (env->ctx.fences, now + 290);
+    join (env, 4, "0:c4", "f", 2, "a", "1", 1);
+    assert_non_null ((ev = take_setroot (env)));
+    deliver (env, ev);
+    json_decref (ev);
+    assert_int_equal (answer (env, 4, NULL, 0), EINVAL);
+    fence_timer (env->ctx.fences, now + 301);
+    join (env, 5, "0:c5", "f", 2, "a", "1", 1);
+    assert_null (take_setroot (env));
+    assert_int_equal (answer (env, 5, NULL, 0), -1);    /* open, waiting */
+    assert_int_equal (ndirty_open (env), 1);
+    teardown (env);
+}
+
+static void test_rank0_limits (void **state)
+{
+    struct kvsenv *env = setup (0);
+    json_t *ev;
+    const char *errstr;
+
+    env->ctx.limits.max_pending_per_user = 2;
+    join (env, 1, "0:c1", "f1", 2, "a", "1", 1);
+    join (env, 2, "0:c2", "f2", 2, "a", "1", 1);
+    join (env, 3, "0:c3", "f3", 2, "a", "1", 1);
+    assert_non_null ((ev = take_setroot (env)));
+    assert_int_equal (event_error (ev, "f3", &errstr), EAGAIN);
+    assert_string_equal (errstr, "too many open fences for this user");
+    json_decref (ev);
+    /* timeouts: only fences older than the timeout, not complete */
+    env->ctx.limits.fence_timeout = 5;
+    fence_timer (env->ctx.fences, monotime () + 1);
+    assert_null (take_setroot (env));
+    fence_timer (env->ctx.fences, monotime () + 10);
+    int timedout = 0;
+    while ((ev = take_setroot (env))) {
+        if (event_error (ev, "f1", &errstr) == ETIMEDOUT
+            || event_error (ev, "f2", &errstr) == ETIMEDOUT) {
+            assert_non_null (strstr (errstr, "only 1 of 2 participants joined"));
+            timedout++;
+        }
+        json_decref (ev);
+    }
+    assert_int_equal (timedout, 2);
+    teardown (env);
+}
+
+static void test_rank0_abort_fail_all (void **state)
+{
+    struct kvsenv *env = setup (0);
+    json_t *ev;
+    const char *errstr;
+    canopy_msg_t *msg;
+    const char *abort = "{\"name\":\"f\",\"errnum\":5}";
+
+    join (env, 1, "0:c1", "f", 2, "a", "1", 1);
+    join (env, 2, "0:c2", "g", 2, "a", "1", 1);
+    msg = fakeh_request_json ("kvs.fence-abort", 3, "0:c3", abort);
+    fence_abort_request (env->ctx.fences, msg);
+    canopy_msg_decref (msg);
+    assert_int_equal (answer (env, 3, NULL, 0), 0);
+    assert_non_null ((ev = take_setroot (env)));
+    assert_int_equal (event_error (ev, "f", &errstr), 5);
+    assert_non_null (strstr (errstr, "aborted"));
+    json_decref (ev);
+    fence_fail_all (env->ctx.fences, EHOSTUNREACH, "broker rank 3 was lost");
+    assert_non_null ((ev = take_setroot (env)));
+    assert_int_equal (event_error (ev, "g", &errstr), EHOSTUNREACH);
+    assert_string_equal (errstr, "broker rank 3 was lost");
+    json_decref (ev);
+    assert_null (take_setroot (env));   /* "f" had failed already */
+    /* a malformed abort */
+    msg = fakeh_request_json ("kvs.fence-abort", 4, "0:c3", "{}");
+    fence_abort_request (env->ctx.fences, msg);
+    canopy_msg_decref (msg);
+    assert_int_equal (answer (env, 4, NULL, 0), EPROTO);
+    teardown (env);
+}
+
+/* At unload every waiter is answered. */
+static void test_unload (void **state)
+{
+    struct kvsenv *env = setup (1);
+    char text[200];
+    join (env, 1, "1:c1", "f", 2, "a", "1", 1);
+    kvsenv_run (env);
+    fence_table_destroy (env->ctx.fences);
+    env->ctx.fences = NULL;
+    assert_int_equal (answer (env, 1, text, sizeof (text)), ENOSYS);
+    assert_string_equal (text, "KVS module unloading");
+    kvsenv_destroy (env);
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_merge_and_relay),
+        cmocka_unit_test (test_relay_too_large),
+        cmocka_unit_test (test_relay_send_fails),
+        cmocka_unit_test (test_relay_refused),
+        cmocka_unit_test (test_disagree_disconnect),
+        cmocka_unit_test (test_request_errors),
+        cmocka_unit_test (test_rank0_ready),
+        cmocka_unit_test (test_rank0_finished),
+        cmocka_unit_test (test_rank0_limits),
+        cmocka_unit_test (test_rank0_abort_fail_all),
+        cmocka_unit_test (test_unload),
+    };
+    cmocka_set_message_output (CM_OUTPUT_TAP);
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}
