@@ -7,6 +7,11 @@
  * ours.  If any other broker dies first, the instance is reported and torn
  * down and we exit non-zero rather than hang.  Brokers die with us
  * (PR_SET_PDEATHSIG, armed by CANOPY_START_PID).
+ *
+ * --wrap=CMD,ARG,... runs each broker under another program (valgrind in
+ * t/t5000-valgrind.t); --exit-timeout gives slow (wrapped) brokers longer
+ * to exit before they are killed.  Everything main allocates is freed
+ * before it returns, so leak checkers report only real leaks.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +44,9 @@ static const char *usage_text =
 "      --rundir=DIR        use DIR for sockets (default: a new temporary one)\n"
 "      --exit-mode=MODE    'any' (default): any broker dying ends the instance;\n"
 "                          'leader': only rank 0 does (for fault tests)\n"
+"      --exit-timeout=S    seconds brokers get to exit after rank 0 (or a\n"
+"                          failed broker) before they are killed (default 5)\n"
+"      --wrap=CMD[,ARG...] run each broker under CMD ARGS (e.g. valgrind)\n"
 "  -v, --verbose           report start-up and brokers' informational logs\n"
 "  -h, --help              show this help\n";
 
@@ -81,6 +89,8 @@ int main (int argc, char *argv[])
         { "broker-opts", required_argument, NULL, 'o' },
         { "rundir", required_argument, NULL, 'd' },
         { "exit-mode", required_argument, NULL, 'x' },
+        { "exit-timeout", required_argument, NULL, 't' },
+        { "wrap", required_argument, NULL, 'w' },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -92,6 +102,10 @@ int main (int argc, char *argv[])
     bool temp_rundir = false;
     bool exit_any = true;
     bool verbose = false;
+    double exit_timeout = 5;
+    char *wrap = NULL;
+    char **wrapv = NULL;
+    int nwrap = 0;
     const char *broker;
     pid_t *pids;
     int c;
@@ -125,6 +139,13 @@ int main (int argc, char *argv[])
                 else
                     log_msg_exit ("--exit-mode must be 'any' or 'leader'");
                 break;
+            case 't':
+                exit_timeout = cmd_parse_long (optarg, "exit-timeout", 1, 86400);
+                break;
+            case 'w':
+                free (wrap);
+                wrap = xstrdup (optarg);
+                break;
             case 'v':
                 verbose = true;
                 break;
@@ -150,6 +171,15 @@ int main (int argc, char *argv[])
         log_err_exit ("mkdir %s", rundir);
     if (strlen (rundir) > 80)
         log_msg_exit ("run directory path too long for UNIX sockets: %s", rundir);
+    if (wrap) {
+        /* split CMD,ARG,... in place: wrapv points into 'wrap' */
+        wrapv = xzmalloc (sizeof (char *) * (strlen (wrap) + 2));
+        for (char *tok, *save = NULL, *p = wrap;
+             (tok = strtok_r (p, ",", &save)); p = NULL)
+            wrapv[nwrap++] = tok;
+        if (nwrap == 0)
+            log_msg_exit ("--wrap needs a command");
+    }
 
     /* the initial program */
     char **cmd;
@@ -175,8 +205,11 @@ int main (int argc, char *argv[])
     pids = xzmalloc (sizeof (pid_t) * size);
     for (long r = 0; r < size; r++) {
         int n = 0;
-        char **av = xzmalloc (sizeof (char *) * (nbopts + ncmd + 8));
+        char **av = xzmalloc (sizeof (char *) * (nwrap + nbopts + ncmd + 8));
+        for (int i = 0; i < nwrap; i++)
+            av[n++] = wrapv[i];
         av[n++] = (char *)broker;
+        int first_alloc = n;
         av[n++] = xasprintf ("--rank=%ld", r);
         av[n++] = xasprintf ("--size=%ld", size);
         av[n++] = xasprintf ("--k-ary=%ld", k);
@@ -201,12 +234,15 @@ int main (int argc, char *argv[])
                     close (fd);
                 }
             }
-            execv (broker, av);
-            fprintf (stderr, "canopy-start: exec %s: %s\n", broker, strerror (errno));
+            if (nwrap > 0)
+                execvp (av[0], av);
+            else
+                execv (broker, av);
+            fprintf (stderr, "canopy-start: exec %s: %s\n", av[0], strerror (errno));
             _exit (127);
         }
         pids[r] = pid;
-        for (int i = 1; i < 5; i++)
+        for (int i = first_alloc; i < first_alloc + 4; i++)
             free (av[i]);
         free (av);
     }
@@ -242,7 +278,7 @@ int main (int argc, char *argv[])
                         kill (pids[r], SIGKILL);
                     }
                 }
-                deadline = monotime () + 5;
+                deadline = monotime () + exit_timeout;
             }
             usleep (10000);
             continue;
@@ -265,7 +301,7 @@ int main (int argc, char *argv[])
                          signame (WTERMSIG (status)));
             }
             leader_done = true;
-            deadline = monotime () + 5;
+            deadline = monotime () + exit_timeout;
             continue;
         }
         if (!leader_done && !failed && exit_any
@@ -281,7 +317,7 @@ int main (int argc, char *argv[])
                 if (pids[r] > 0)
                     kill (pids[r], SIGTERM);
             }
-            deadline = monotime () + 5;
+            deadline = monotime () + exit_timeout;
         }
     }
     if (temp_rundir)
@@ -290,5 +326,12 @@ int main (int argc, char *argv[])
         log_msg ("instance of %ld brokers ran for %.1f ms", size, monotime_since_ms (&t0));
     if (failed)
         rc = 1;     /* the instance failed, whatever the command said */
+    for (int i = 0; i < nbopts; i++)
+        free (bopts[i]);
+    free (bopts);
+    free (pids);
+    free (rundir);
+    free (wrapv);
+    free (wrap);
     return rc;
 }
