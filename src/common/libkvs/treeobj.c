@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -174,13 +175,19 @@ static int validate_one (const json_t *obj, int depth)
     }
     if (!strcmp (type, "hdir")) {
         json_t *refs;
-        int level, count;
+        json_int_t level, count;
         size_t i;
         json_t *v;
+        /* range-check the JSON integers before they become ints: json_unpack
+         * "i" would truncate, so level 2^32+1 validated as level 1
+         * (caught by the fuzz/treeobj invariants; regression input in
+         * fuzz/regressions/treeobj/hdir-level-truncated)
+         */
         if (!json_is_object (data) || json_object_size (data) != 3
-            || json_unpack ((json_t *)data, "{s:i s:i s:o}", "count", &count,
+            || json_unpack ((json_t *)data, "{s:I s:I s:o}", "count", &count,
                             "level", &level, "refs", &refs) < 0
             || level < 0 || level > TREEOBJ_HDIR_MAXLEVEL || count < 0
+            || count > INT_MAX
             || !json_is_array (refs)
             || json_array_size (refs) != TREEOBJ_HDIR_FANOUT)
             return -1;
