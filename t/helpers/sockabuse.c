@@ -39,12 +39,14 @@
  *       Send TOPIC with a kvs_wire payload made of HEADER-JSON and no blob
  *       bytes (raw fence headers, tree objects no client library would
  *       send); print the answer as for creds.
- *   sockabuse fences N PREFIX NPROCS SOCKET
+ *   sockabuse fences [--as UID] N PREFIX NPROCS EXPECT SOCKET
  *       Open N fences PREFIX.0 .. PREFIX.N-1 of NPROCS participants on one
- *       connection (each joined once, so they stay open), count the answers
- *       that come back at once (refusals: "refused-EAGAIN N", other errors),
- *       print the broker's VmRSS growth, then disconnect (which fails the
- *       open fences).
+ *       connection (each joined once, so they stay open), wait for EXPECT
+ *       answers (the refusals), print them by kind ("refused-EAGAIN N"),
+ *       the kvs module's fence counts (kvs.stats) and the broker's VmRSS
+ *       growth, then disconnect (which fails the fences still open).
+ *       --as UID: the instance owner presents UID (owner role) instead of
+ *       its own, to show the cap is per user.
  *
  * The byte stream is the local connector's: a 4-byte big-endian length and
  * the flat record of canopy_msg_encode() (msg_stream.h).
@@ -795,7 +797,33 @@ static int cmd_kvswire (const char *topic, const char *hdr)
 
 /* fences */
 
-static int cmd_fences (int n, const char *prefix, int nprocs)
+/* One request on a fresh connection; the answer's payload (caller frees)
+ * or NULL.
+ */
+static char *simple_rpc (const char *topic, const char *json)
+{
+    canopy_msg_t *msg = mkrequest (topic, json, CANOPY_NODEID_ANY, 1);
+    canopy_msg_t *resp = NULL;
+    const char *s = NULL;
+    char *out = NULL;
+    void *frame;
+    size_t len;
+    int fd;
+
+    if (!(frame = msg_frame_encode (msg, &len)) || (fd = sock_connect ()) < 0)
+        die ("rpc");
+    send_all (fd, frame, len);
+    if (read_answers (fd, 1, 60000, &resp) == 1
+        && canopy_msg_get_string (resp, &s) == 0 && s)
+        out = strdup (s);
+    canopy_msg_decref (resp);
+    canopy_msg_decref (msg);
+    free (frame);
+    close (fd);
+    return out;
+}
+
+static int cmd_fences (long as_uid, int n, const char *prefix, int nprocs, int expect)
 {
     int fd;
     pid_t pid;
@@ -817,6 +845,10 @@ static int cmd_fences (int n, const char *prefix, int nprocs)
             || kvs_txn_encode (txn, name, nprocs, 0, &buf, &len) < 0)
             die ("kvs_txn");
         canopy_msg_t *msg = mkrequest ("kvs.fence", NULL, CANOPY_NODEID_ANY, i + 1);
+        if (as_uid >= 0
+            && (canopy_msg_set_userid (msg, as_uid) < 0
+                || canopy_msg_set_rolemask (msg, CANOPY_ROLE_OWNER) < 0))
+            die ("creds");
         if (canopy_msg_set_payload (msg, buf, len) < 0
             || canopy_msg_set_flag (msg, CANOPY_MSGFLAG_RAW, true) < 0
             || !(frame = msg_frame_encode (msg, &flen)))
@@ -827,12 +859,10 @@ static int cmd_fences (int n, const char *prefix, int nprocs)
         canopy_msg_decref (msg);
         kvs_txn_destroy (txn);
     }
-    /* the refusals come back at once; open fences answer later (or never) */
+    /* the refusals come back; the open fences answer later (or never) */
     struct msg_instream in;
     msg_instream_init (&in);
-    if (!ping_ok ())
-        die ("ping");
-    for (;;) {
+    while (eagain + other + ok < expect) {
         canopy_msg_t *resp = msg_instream_next (&in);
         if (resp) {
             int errnum = 0;
@@ -847,17 +877,21 @@ static int cmd_fences (int n, const char *prefix, int nprocs)
             continue;
         }
         struct pollfd pfd = { .fd = fd, .events = POLLIN };
-        if (poll (&pfd, 1, 2000) <= 0 || msg_instream_fill (&in, fd) <= 0)
+        if (poll (&pfd, 1, -1) < 0 || msg_instream_fill (&in, fd) <= 0)
             break;
     }
     msg_instream_release (&in);
     rss1 = vmrss_kib (pid);
+    char *stats = simple_rpc ("kvs.stats", "{}");
+    char *fences = stats ? strstr (stats, "\"fences\"") : NULL;
+    char *end = fences ? strchr (fences, '}') : NULL;
     printf ("sent %d\n", n);
     printf ("refused-EAGAIN %d\n", eagain);
     printf ("refused-other %d\n", other);
     printf ("completed %d\n", ok);
-    printf ("open %d\n", n - eagain - other - ok);
+    printf ("kvs-stats %.*s\n", end ? (int)(end - fences + 1) : 1, fences ? fences : "?");
     printf ("rss-growth-kib %ld\n", rss1 - rss0);
+    free (stats);
     close (fd);
     return 0;
 }
@@ -870,7 +904,7 @@ static void usage (void)
                      "       sockabuse malformed KIND SOCKET\n"
                      "       sockabuse claim BYTES SOCKET\n"
                      "       sockabuse kvswire TOPIC HEADER-JSON SOCKET\n"
-                     "       sockabuse fences N PREFIX NPROCS SOCKET\n");
+                     "       sockabuse fences [--as UID] N PREFIX NPROCS EXPECT SOCKET\n");
     exit (1);
 }
 
@@ -901,8 +935,11 @@ int main (int argc, char *argv[])
         return cmd_claim (strtoul (argv[2], NULL, 0));
     if (!strcmp (argv[1], "kvswire") && argc == 5)
         return cmd_kvswire (argv[2], argv[3]);
-    if (!strcmp (argv[1], "fences") && argc == 6)
-        return cmd_fences (atoi (argv[2]), argv[3], atoi (argv[4]));
+    if (!strcmp (argv[1], "fences") && argc == 9 && !strcmp (argv[2], "--as"))
+        return cmd_fences (atol (argv[3]), atoi (argv[4]), argv[5], atoi (argv[6]),
+                           atoi (argv[7]));
+    if (!strcmp (argv[1], "fences") && argc == 7)
+        return cmd_fences (-1, atoi (argv[2]), argv[3], atoi (argv[4]), atoi (argv[5]));
     if (!strcmp (argv[1], "creds") && (argc == 6 || argc == 7))
         return cmd_creds (argv[2], strtoul (argv[3], NULL, 0),
                           strtoul (argv[4], NULL, 0), argc == 7 ? argv[5] : NULL);
