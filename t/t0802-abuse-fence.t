@@ -54,6 +54,7 @@ test_expect_success 'the refusal says why, and killing the holders releases the 
 	test $(field refused-EAGAIN after.out) = 0
 '
 test_expect_success 'the cap is per user: another user is not refused' '
+	wait_no_fences &&
 	sockabuse fences --as 4242 16 other 2 0 $S >other.out &&
 	cat other.out &&
 	test $(field refused-EAGAIN other.out) = 0 &&
