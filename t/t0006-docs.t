@@ -24,7 +24,7 @@ page_options () {
 
 test_expect_success 'there is a man page for every command' '
 	for p in canopy canopy-start canopy-ping canopy-getattr canopy-module \
-	         canopy-event canopy-dmesg; do
+	         canopy-event canopy-dmesg canopy-kvs canopy-run; do
 		test -f $mandir/$p.1 || return 1
 	done
 '
@@ -69,12 +69,15 @@ test_expect_success GROFF 'each command'"'"'s --help lists the options of its pa
 	check_page canopy-getattr getattr setattr lsattr &&
 	check_page canopy-module module &&
 	check_page canopy-event event &&
-	check_page canopy-dmesg dmesg
+	check_page canopy-dmesg dmesg &&
+	check_page canopy-kvs kvs &&
+	check_page canopy-run run
 '
 test_expect_success GROFF 'each command'"'"'s --help options are in its page' '
 	for pair in start:canopy-start ping:canopy-ping getattr:canopy-getattr \
 	            setattr:canopy-getattr lsattr:canopy-getattr \
-	            module:canopy-module event:canopy-event dmesg:canopy-dmesg; do
+	            module:canopy-module event:canopy-event dmesg:canopy-dmesg \
+	            kvs:canopy-kvs run:canopy-run; do
 		cmd=${pair%%:*} page=${pair#*:}
 		canopy $cmd --help | grep -o -e "--[a-z][a-z-]*" | sort -u >hopts.$cmd &&
 		page_options $mandir/$page.1 >popts.$cmd &&
