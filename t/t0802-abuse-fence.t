@@ -106,6 +106,18 @@ test_expect_success 'two fences in one request are refused' '
 	sockabuse kvswire kvs.fence "{\"fences\":[{\"name\":\"a\",\"nprocs\":2,\"flags\":0,\"count\":1,\"ops\":[]},{\"name\":\"b\",\"nprocs\":2,\"flags\":0,\"count\":1,\"ops\":[]}],\"blobs\":[]}" $S >two.out &&
 	grep "^error 71: one transaction per request" two.out
 '
+# Regression: fence contributions were relayed with the userid as a JSON
+# int cast from uid_t, so a uid of 2^31 or more went negative and the
+# relay was dropped as malformed (the fence hung) or the uid was lost.
+test_expect_success 'a fence of a user with a uid above 2^31 completes across ranks' '
+	S1=$(canopy getattr rundir)/local-1 &&
+	timeout 60 sockabuse fences --as 4294967294 1 bigu 2 1 $S1 >bigu.1 &
+	pid=$! &&
+	timeout 60 sockabuse fences --as 4294967294 1 bigu 2 1 $S >bigu.0 &&
+	wait $pid &&
+	test $(field completed bigu.0) = 1 &&
+	test $(field completed bigu.1) = 1
+'
 test_expect_success 'no KVS requests are left pending on any rank' '
 	wait_no_fences &&
 	for r in 0 1; do

@@ -300,11 +300,11 @@ static void merge (struct fence_table *ft, json_t *c, const blobtab_t *blobs,
     json_t *ops = NULL;
     int errnum = 0;
     const char *errstr = NULL;
-    int cuserid = -1;
+    json_int_t cuserid = -1;    /* a uid_t: int would truncate 2^31 and up */
     struct fence *f;
     struct finished *fin;
 
-    if (json_unpack (c, "{s:s s:i s:i s:i s?o s?i s?s s?i}", "name", &name,
+    if (json_unpack (c, "{s:s s:i s:i s:i s?o s?i s?s s?I}", "name", &name,
                      "nprocs", &nprocs, "flags", &flags, "count", &count,
                      "ops", &ops, "errnum", &errnum, "errstr", &errstr,
                      "userid", &cuserid) < 0)
@@ -490,14 +490,14 @@ static void flush (struct fence_table *ft)
         if (!f->dirty)
             continue;
         if (f->errnum)
-            c = json_pack ("{s:s s:i s:i s:i s:i s:s s:i}", "name", f->name,
+            c = json_pack ("{s:s s:i s:i s:i s:i s:s s:I}", "name", f->name,
                            "nprocs", f->nprocs, "flags", f->flags, "count", 0,
                            "errnum", f->errnum, "errstr", f->errstr,
-                           "userid", (int)f->userid);
+                           "userid", (json_int_t)f->userid);
         else
-            c = json_pack ("{s:s s:i s:i s:i s:O s:i}", "name", f->name,
+            c = json_pack ("{s:s s:i s:i s:i s:O s:I}", "name", f->name,
                            "nprocs", f->nprocs, "flags", f->flags, "count", f->count,
-                           "ops", f->ops, "userid", (int)f->userid);
+                           "ops", f->ops, "userid", (json_int_t)f->userid);
         if (!c || json_array_append_new (batch, c) < 0
             || blobtab_merge (blobs, f->blobs) < 0)
             goto done;
