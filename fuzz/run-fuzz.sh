@@ -31,6 +31,7 @@ for t in "$@"; do
         test -d $d && dirs="$dirs $d"
     done
     echo "fuzzing $t for ${secs}s"
+    before=$(ls fuzz-crashes/$t | wc -l)     # kept from earlier runs
     ./fuzzer-$t $opts $dirs >fuzz-logs/$t.log 2>&1
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' fuzz-logs/$t.log)
@@ -39,7 +40,7 @@ for t in "$@"; do
     cov=$(echo "$last" | sed -n 's/.* cov: \([0-9]*\).*/\1/p')
     ft=$(echo "$last" | sed -n 's/.* ft: \([0-9]*\).*/\1/p')
     corp=$(echo "$last" | sed -n 's/.* corp: \([0-9]*\).*/\1/p')
-    crashes=$(ls fuzz-crashes/$t 2>/dev/null | wc -l)
+    crashes=$(( $(ls fuzz-crashes/$t | wc -l) - before ))
     if test $rc -eq 0 && test $crashes -eq 0; then
         result=ok
     else
