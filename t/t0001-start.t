@@ -37,6 +37,17 @@ test_expect_success 'a broker that dies ends the instance with an error, not a h
 test_expect_success 'bad options are refused' '
 	test_must_fail canopy start -n 0 true &&
 	test_must_fail canopy start -k 0 true &&
-	test_must_fail canopy start --exit-mode=bogus true
+	test_must_fail canopy start --exit-mode=bogus true &&
+	test_must_fail canopy start --exit-timeout=0 true &&
+	test_must_fail canopy start --wrap=, true
+'
+test_expect_success '--wrap runs every broker under another program' '
+	canopy start -n 2 --wrap=env,CANOPY_T0001_WRAPPED=yes -- \
+		sh -c "echo \$CANOPY_T0001_WRAPPED" >wrap.out &&
+	test "$(cat wrap.out)" = yes
+'
+test_expect_success '--wrap with a missing program fails the instance (127)' '
+	test_expect_code 127 canopy start -n 1 --wrap=/nonexistent/wrapper true 2>err &&
+	grep "nonexistent" err
 '
 test_done

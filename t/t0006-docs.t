@@ -24,7 +24,8 @@ page_options () {
 
 test_expect_success 'there is a man page for every command' '
 	for p in canopy canopy-start canopy-ping canopy-getattr canopy-module \
-	         canopy-event canopy-dmesg canopy-content canopy-dump canopy-fsck; do
+	         canopy-event canopy-dmesg canopy-content canopy-dump canopy-fsck \
+	         canopy-kvs canopy-run; do
 		test -f $mandir/$p.1 || return 1
 	done
 '
@@ -72,14 +73,16 @@ test_expect_success GROFF 'each command'"'"'s --help lists the options of its pa
 	check_page canopy-dmesg dmesg &&
 	check_page canopy-content content &&
 	check_page canopy-dump dump restore &&
-	check_page canopy-fsck fsck
+	check_page canopy-fsck fsck &&
+	check_page canopy-kvs kvs &&
+	check_page canopy-run run
 '
 test_expect_success GROFF 'each command'"'"'s --help options are in its page' '
 	for pair in start:canopy-start ping:canopy-ping getattr:canopy-getattr \
 	            setattr:canopy-getattr lsattr:canopy-getattr \
 	            module:canopy-module event:canopy-event dmesg:canopy-dmesg \
 	            content:canopy-content dump:canopy-dump restore:canopy-dump \
-	            fsck:canopy-fsck; do
+	            fsck:canopy-fsck kvs:canopy-kvs run:canopy-run; do
 		cmd=${pair%%:*} page=${pair#*:}
 		canopy $cmd --help | grep -o -e "--[a-z][a-z-]*" | sort -u >hopts.$cmd &&
 		page_options $mandir/$page.1 >popts.$cmd &&

@@ -117,11 +117,13 @@ test_expect_success BASH 'an endless line ends the job cleanly' '
 		bash -c "head -c 5000 /dev/zero | tr \"\\\\0\" a >&\$PMI_FD; sleep 30" 2>err &&
 	grep "PMI line too long" err
 '
-# Only rank 0 enters the barrier (twice): if both did, their first
-# barrier_ins could complete a barrier before either second one arrived.
+# Only rank 0 enters, twice: the barrier cannot complete in between (with
+# both ranks sending, bash's two writes could let the first barrier finish
+# before a second line arrived, and the test would hang for 30 s).
 test_expect_success BASH 'a request while a barrier is pending ends the job' '
 	test_expect_code 1 timeout $T pmi-launch -n 2 \
-		bash -c "test \$PMI_RANK = 0 && printf \"cmd=barrier_in\ncmd=barrier_in\n\" >&\$PMI_FD; sleep 30" 2>err &&
+		bash -c "test \$PMI_RANK = 0 &&
+			printf \"cmd=barrier_in\ncmd=barrier_in\n\" >&\$PMI_FD; sleep 30" 2>err &&
 	grep "bad PMI request" err
 '
 test_expect_success BASH 'a task that never reads its answers cannot block the server' '

@@ -9,6 +9,14 @@
  *   enabled until the queue drains.
  * - A client is destroyed on EOF, on a protocol error, or when its queue
  *   exceeds the limit; services it used get "<svc>.disconnect".
+ * - Fairness: one wake-up handles at most INPUT_BUDGET messages of a
+ *   client.  Whole messages may then be left in its buffer with nothing
+ *   more to read on the socket (so POLLIN will not fire again): such a
+ *   client goes on the 'backlog' list, which an idle watcher works through
+ *   (a budget per client per loop pass) until every buffer is drained.
+ *   Without it a burst of more than 256 requests in one read stalled the
+ *   tail of the burst until the client sent something else
+ *   (t/t0800-abuse-socket.t, "one write of 1000 requests").
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +32,8 @@
 #include "src/common/libcanopy/msg_stream.h"
 #include "broker.h"
 #include "connector.h"
+
+#define INPUT_BUDGET 256
 
 struct outbuf {
     struct list_node node;
@@ -43,6 +53,7 @@ struct client {
     struct list_node outq;
     size_t outq_bytes;
     canopy_watcher_t *w;
+    struct list_node backlog_node;  /* on connector 'backlog' if linked */
     bool dead;
 };
 
@@ -56,13 +67,19 @@ struct connector {
     uint64_t next_id;
     size_t outq_limit;
     canopy_watcher_t *reaper;   /* frees dead clients outside callbacks */
+    struct list_node backlog;   /* clients with whole messages buffered */
+    canopy_watcher_t *backlog_w;    /* idle: drains the backlog */
 };
+
+static void client_input (struct client *cl);
 
 static void client_destroy (struct client *cl)
 {
     if (!cl)
         return;
     canopy_watcher_destroy (cl->w);
+    if (list_node_linked (&cl->backlog_node))
+        list_del (&cl->backlog_node);
     if (cl->fd >= 0)
         close (cl->fd);
     msg_instream_release (&cl->in);
@@ -91,6 +108,8 @@ static void client_kill (struct client *cl, const char *why)
         broker_log (b, LOG_INFO, "dropped client %s (uid %u pid %d): %s",
                     cl->ep.id, (unsigned)cl->uid, (int)cl->pid, why);
     canopy_watcher_stop (cl->w);
+    if (list_node_linked (&cl->backlog_node))
+        list_del (&cl->backlog_node);
     endpoint_unregister (b, &cl->ep);
     endpoint_disconnect_notify (b, &cl->ep);
     list_del (&cl->node);
@@ -111,6 +130,23 @@ static void reaper_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, vo
         }
     }
     canopy_watcher_stop (w);
+}
+
+/* Give each client on the backlog one more budget of messages.  Clients
+ * that still have whole messages buffered re-queue themselves at the tail.
+ */
+static void backlog_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
+{
+    struct connector *c = arg;
+    int n = list_length (&c->backlog);
+
+    while (n-- > 0 && !list_empty (&c->backlog)) {
+        struct client *cl = list_entry (c->backlog.next, struct client, backlog_node);
+        list_del (&cl->backlog_node);
+        client_input (cl);
+    }
+    if (list_empty (&c->backlog))
+        canopy_watcher_stop (w);
 }
 
 static int flush_out (struct client *cl)
@@ -204,7 +240,7 @@ static void client_input (struct client *cl)
 {
     struct broker *b = cl->conn->b;
 
-    for (int i = 0; i < 256 && !cl->dead; i++) {
+    for (int i = 0; i < INPUT_BUDGET && !cl->dead; i++) {
         canopy_msg_t *msg = msg_instream_next (&cl->in);
         if (!msg) {
             if (errno == EAGAIN) {
@@ -238,6 +274,12 @@ static void client_input (struct client *cl)
                 return;
         }
         canopy_msg_decref (msg);
+    }
+    /* budget spent with messages still buffered: come back from idle */
+    if (!cl->dead && msg_instream_ready (&cl->in)
+        && !list_node_linked (&cl->backlog_node)) {
+        list_add_tail (&cl->conn->backlog, &cl->backlog_node);
+        canopy_watcher_start (cl->conn->backlog_w);
     }
 }
 
@@ -287,6 +329,7 @@ static void listen_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, vo
         cl->pid = cred.pid;
         list_init (&cl->outq);
         list_node_init (&cl->node);
+        list_node_init (&cl->backlog_node);
         msg_instream_init (&cl->in);
         snprintf (id, sizeof (id), "%s:c%llu", b->rankstr,
                   (unsigned long long)++c->next_id);
@@ -322,6 +365,7 @@ struct connector *connector_create (struct broker *b, const char *path)
     c->fd = -1;
     c->outq_limit = 1024UL * 1024 * 1024;
     list_init (&c->clients);
+    list_init (&c->backlog);
     if (!(c->path = strdup (path)))
         goto error;
     memset (&addr, 0, sizeof (addr));
@@ -337,9 +381,11 @@ struct connector *connector_create (struct broker *b, const char *path)
     if (listen (c->fd, 4096) < 0)
         goto error;
     if (!(c->w = canopy_fd_watcher_create (b->r, c->fd, CANOPY_POLLIN, listen_cb, c))
-        || !(c->reaper = canopy_idle_watcher_create (b->r, reaper_cb, c)))
+        || !(c->reaper = canopy_idle_watcher_create (b->r, reaper_cb, c))
+        || !(c->backlog_w = canopy_idle_watcher_create (b->r, backlog_cb, c)))
         goto error;
     canopy_watcher_unref (c->reaper);
+    canopy_watcher_unref (c->backlog_w);
     canopy_watcher_start (c->w);
     return c;
 error:
@@ -361,6 +407,7 @@ void connector_destroy (struct connector *c)
     }
     canopy_watcher_destroy (c->w);
     canopy_watcher_destroy (c->reaper);
+    canopy_watcher_destroy (c->backlog_w);
     if (c->fd >= 0) {
         close (c->fd);
         (void)unlink (c->path);

@@ -49,8 +49,12 @@ static int do_list (canopy_t *h, uint32_t *ranks, int n)
         if (!fs[i] || canopy_rpc_get_unpack (fs[i], "{s:i s:o}", "rank", &rank,
                                              "modules", &mods) < 0) {
             const char *s = canopy_future_error_string (fs[i]);
-            log_msg ("rank %u: %s", ranks[i], s ? s : strerror (errno));
+            if (ranks[i] == CANOPY_NODEID_ANY)
+                log_msg ("%s", s ? s : strerror (errno));
+            else
+                log_msg ("rank %u: %s", ranks[i], s ? s : strerror (errno));
             errors++;
+            canopy_future_destroy (fs[i]);      /* (was leaked) */
             continue;
         }
         json_array_foreach (mods, j, m) {

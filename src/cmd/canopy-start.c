@@ -20,6 +20,11 @@
  * --statedir gives rank 0 a persistent content store (the "statedir"
  * attribute, set on rank 0 only): a later start with the same directory
  * resumes the KVS from its newest checkpoint.
+ *
+ * --wrap=CMD,ARG,... runs each broker under another program (valgrind in
+ * t/t5000-valgrind.t); --exit-timeout gives slow (wrapped) brokers longer
+ * to exit before they are killed.  Everything main allocates is freed
+ * before it returns, so leak checkers report only real leaks.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +60,9 @@ static const char *usage_text =
 "      --exit-mode=MODE    'any' (default): any broker dying ends the instance;\n"
 "                          'leader': only rank 0 does (for fault tests: the\n"
 "                          script RUNDIR/restart-R runs rank R again)\n"
+"      --exit-timeout=S    seconds brokers get to exit after rank 0 (or a\n"
+"                          failed broker) before they are killed (default 5)\n"
+"      --wrap=CMD[,ARG...] run each broker under CMD ARGS (e.g. valgrind)\n"
 "  -v, --verbose           report start-up and brokers' informational logs\n"
 "  -h, --help              show this help\n";
 
@@ -77,6 +85,7 @@ struct brokers {
     bool *restart;          /* run again when it exits */
     long alive;
     bool verbose;
+    int nwrap;              /* argv[r] starts with a wrapper command */
 };
 
 static pid_t spawn (struct brokers *bk, long r)
@@ -93,8 +102,12 @@ static pid_t spawn (struct brokers *bk, long r)
                 close (fd);
             }
         }
-        execv (bk->path, bk->argv[r]);
-        fprintf (stderr, "canopy-start: exec %s: %s\n", bk->path, strerror (errno));
+        if (bk->nwrap > 0)
+            execvp (bk->argv[r][0], bk->argv[r]);
+        else
+            execv (bk->path, bk->argv[r]);
+        fprintf (stderr, "canopy-start: exec %s: %s\n", bk->argv[r][0],
+                 strerror (errno));
         _exit (127);
     }
     bk->pids[r] = pid;
@@ -177,6 +190,8 @@ int main (int argc, char *argv[])
         { "rundir", required_argument, NULL, 'd' },
         { "exit-mode", required_argument, NULL, 'x' },
         { "statedir", required_argument, NULL, 'D' },
+        { "exit-timeout", required_argument, NULL, 't' },
+        { "wrap", required_argument, NULL, 'w' },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -189,6 +204,10 @@ int main (int argc, char *argv[])
     bool temp_rundir = false;
     bool exit_any = true;
     bool verbose = false;
+    double exit_timeout = 5;
+    char *wrap = NULL;
+    char **wrapv = NULL;
+    int nwrap = 0;
     const char *broker;
     struct brokers bk = { 0 };
     pid_t *pids;
@@ -227,6 +246,13 @@ int main (int argc, char *argv[])
                 else
                     log_msg_exit ("--exit-mode must be 'any' or 'leader'");
                 break;
+            case 't':
+                exit_timeout = cmd_parse_long (optarg, "exit-timeout", 1, 86400);
+                break;
+            case 'w':
+                free (wrap);
+                wrap = xstrdup (optarg);
+                break;
             case 'v':
                 verbose = true;
                 break;
@@ -262,6 +288,16 @@ int main (int argc, char *argv[])
         statedir = abs;
     }
 
+    if (wrap) {
+        /* split CMD,ARG,... in place: wrapv points into 'wrap' */
+        wrapv = xzmalloc (sizeof (char *) * (strlen (wrap) + 2));
+        for (char *tok, *save = NULL, *p = wrap;
+             (tok = strtok_r (p, ",", &save)); p = NULL)
+            wrapv[nwrap++] = tok;
+        if (nwrap == 0)
+            log_msg_exit ("--wrap needs a command");
+    }
+
     /* the initial program */
     char **cmd;
     int ncmd = argc - optind;
@@ -287,13 +323,16 @@ int main (int argc, char *argv[])
     bk.path = broker;
     bk.size = size;
     bk.verbose = verbose;
+    bk.nwrap = nwrap;
     bk.argv = xzmalloc (sizeof (char **) * size);
     bk.pids = pids = xzmalloc (sizeof (pid_t) * size);
     bk.restart = xzmalloc (sizeof (bool) * size);
     char *stateopt = statedir ? xasprintf ("--setattr=statedir=%s", statedir) : NULL;
     for (long r = 0; r < size; r++) {
         int n = 0;
-        char **av = xzmalloc (sizeof (char *) * (nbopts + ncmd + 9));
+        char **av = xzmalloc (sizeof (char *) * (nwrap + nbopts + ncmd + 9));
+        for (int i = 0; i < nwrap; i++)
+            av[n++] = wrapv[i];
         av[n++] = (char *)broker;
         av[n++] = xasprintf ("--rank=%ld", r);
         av[n++] = xasprintf ("--size=%ld", size);
@@ -352,7 +391,7 @@ int main (int argc, char *argv[])
                         kill (pids[r], SIGKILL);
                     }
                 }
-                deadline = monotime () + 5;
+                deadline = monotime () + exit_timeout;
             }
             usleep (10000);
             continue;
@@ -382,7 +421,7 @@ int main (int argc, char *argv[])
                          signame (WTERMSIG (status)));
             }
             leader_done = true;
-            deadline = monotime () + 5;
+            deadline = monotime () + exit_timeout;
             /* normally the others have left already; if rank 0 died, the
              * rest have nobody to answer to
              */
@@ -405,7 +444,7 @@ int main (int argc, char *argv[])
                 if (pids[r] > 0)
                     kill (pids[r], SIGTERM);
             }
-            deadline = monotime () + 5;
+            deadline = monotime () + exit_timeout;
         }
     }
     if (temp_rundir)
@@ -415,7 +454,7 @@ int main (int argc, char *argv[])
     if (failed)
         rc = 1;     /* the instance failed, whatever the command said */
     for (long r = 0; r < size; r++) {
-        for (int i = 1; i < 5; i++)
+        for (int i = nwrap + 1; i < nwrap + 5; i++)
             free (bk.argv[r][i]);
         free (bk.argv[r]);
     }
@@ -428,5 +467,7 @@ int main (int argc, char *argv[])
     free (rundir);
     free (stateopt);
     free (statedir);
+    free (wrapv);
+    free (wrap);
     return rc;
 }

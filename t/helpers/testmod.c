@@ -1,5 +1,7 @@
 /* testmod - a module for tests: answers testmod.echo with its payload
- * plus its arguments, and testmod.info with its rank.
+ * plus its arguments, testmod.info with its rank, and testmod.creds (open
+ * to guests) with the userid and rolemask the request arrived with, i.e.
+ * what the broker stamped (t/t0801-abuse-credentials.t).
  */
 #include <string.h>
 #include <errno.h>
@@ -28,9 +30,20 @@ static void info_cb (canopy_t *h, canopy_msg_handler_t *mh,
     canopy_respond_pack (h, msg, "{s:i s:i}", "rank", (int)rank, "argc", argcount);
 }
 
+static void creds_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                      const canopy_msg_t *msg, void *arg)
+{
+    uint32_t userid = 0, rolemask = 0;
+    (void)canopy_msg_get_userid (msg, &userid);
+    (void)canopy_msg_get_rolemask (msg, &rolemask);
+    canopy_respond_pack (h, msg, "{s:I s:I}", "userid", (json_int_t)userid,
+                         "rolemask", (json_int_t)rolemask);
+}
+
 static const struct canopy_msg_handler_spec htab[] = {
     { CANOPY_MSGTYPE_REQUEST, "testmod.echo", echo_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "testmod.info", info_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "testmod.creds", creds_cb, CANOPY_ROLE_USER },
     CANOPY_MSGHANDLER_TABLE_END,
 };
 

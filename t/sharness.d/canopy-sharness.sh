@@ -37,6 +37,24 @@ else
     export PATH
 fi
 
+# Sanitized builds (./configure --enable-sanitizer, ./quickstart check
+# --sanitize).  quickstart exports CANOPY_TEST_SANITIZED=1; a build tree
+# whose broker links libasan is detected too, so 'make check' run by hand in
+# build-sanitize behaves the same.  Tests that cannot work under ASan (an
+# uninstrumented program such as OpenMPI dlopening the ASan-built libpmi.so,
+# valgrind on ASan binaries) use the NO_SANITIZER prerequisite and say why
+# they skip.
+if test -z "$CANOPY_TEST_SANITIZED" && test -z "$CANOPY_TEST_INSTALLED" &&
+   ldd "$SHARNESS_BUILD_DIRECTORY/src/broker/canopy-broker" 2>/dev/null |
+	grep -q libasan; then
+    CANOPY_TEST_SANITIZED=1
+fi
+if test -n "$CANOPY_TEST_SANITIZED"; then
+    export CANOPY_TEST_SANITIZED
+else
+    test_set_prereq NO_SANITIZER
+fi
+
 test_under_canopy () {
     if test -n "$CANOPY_TEST_INSTANCE"; then
         return 0

@@ -2,7 +2,11 @@
  *
  * The buffer grows to hold the largest frame seen (bounded by the message
  * size limit) and compacts when the unread tail is small, so steady-state
- * reads do not allocate.
+ * reads do not allocate.  It grows with the bytes actually received, never
+ * with what a frame header claims: each read asks for at most as much room
+ * again as the buffer already holds (at least READ_CHUNK), so a peer that
+ * sends a 4-byte header claiming 256 MiB costs 64 KiB, not 256 MiB, and
+ * a real large frame still arrives in O(log n) reallocations.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -76,8 +80,13 @@ ssize_t msg_instream_fill (struct msg_instream *s, int fd)
         errno = EMSGSIZE;
         return -1;
     }
-    if (need > have && need - have > want)
+    if (need > have && need - have > want) {
         want = need - have;
+        if (want > have && have > READ_CHUNK)
+            want = have;        /* double at most: memory follows data */
+        else if (want > have)
+            want = READ_CHUNK;
+    }
     if (reserve (s, want) < 0)
         return -1;
     do {

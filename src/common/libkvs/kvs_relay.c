@@ -155,22 +155,24 @@ void kvs_relay_destroy (kvs_relay_t *r)
 
 static int unpack_fence (json_t *o, struct kvs_relay_fence *f)
 {
-    json_int_t opslen = 0;
+    json_int_t opslen = 0, userid = 0;
 
     memset (f, 0, sizeof (*f));
     f->errstr = "";
-    if (json_unpack (o, "{s:s s:i s:i s:i s:i s:i s:I s:o s?i s?s}",
+    if (json_unpack (o, "{s:s s:i s:i s:i s:I s:i s:I s:o s?i s?s}",
                      "name", &f->name, "nprocs", &f->nprocs, "flags", &f->flags,
-                     "count", &f->count, "userid", &f->userid,
+                     "count", &f->count, "userid", &userid,
                      "nops", &f->nops, "opslen", &opslen, "refs", &f->refs,
                      "errnum", &f->errnum, "errstr", &f->errstr) < 0
         || !*f->name || strlen (f->name) > 255
         || f->nprocs < 1 || f->count < 0 || f->count > f->nprocs
         || f->nops < 0 || opslen < 0 || (f->nops == 0) != (opslen == 0)
         || f->errnum < 0 || (f->errnum > 0 && f->nops > 0)
-        || !json_is_array (f->refs))
+        || !json_is_array (f->refs)
+        || userid < -1 || userid > (json_int_t)UINT32_MAX)
         return -1;
     f->opslen = (size_t)opslen;
+    f->userid = userid;
     return 0;
 }
 
@@ -370,9 +372,9 @@ int kvs_relay_enc_add (kvs_relay_enc_t *e, const struct kvs_relay_fence *f,
         if (json_array_append_new (refs, json_string (ref)) < 0)
             goto nomem;
     }
-    if (!(o = json_pack ("{s:s s:i s:i s:i s:i s:i s:I s:O}", "name", f->name,
+    if (!(o = json_pack ("{s:s s:i s:i s:i s:I s:i s:I s:O}", "name", f->name,
                          "nprocs", f->nprocs, "flags", f->flags,
-                         "count", f->count, "userid", f->userid,
+                         "count", f->count, "userid", (json_int_t)f->userid,
                          "nops", f->nops, "opslen", (json_int_t)f->opslen,
                          "refs", refs)))
         goto nomem;

@@ -30,6 +30,7 @@
 #define CANOPY_KVS_RELAY_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <jansson.h>
 #include <canopy/types.h>
@@ -63,7 +64,8 @@ struct kvs_relay_fence {
     int nprocs;
     int flags;
     int count;
-    int userid;
+    int64_t userid;             /* a uid (0..UINT32_MAX; a uid_t, so not int),
+                                   or -1: the relay's sender */
     int errnum;                 /* non-zero: a failure, no operations */
     const char *errstr;         /* "" if none */
     int nops;

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <errno.h>
 #include <stdint.h>
+#include <limits.h>
 #include <canopy/kvs.h>
 #include "src/common/libutil/errprintf.h"
 #include "src/common/libutil/blobref.h"
@@ -127,17 +128,28 @@ int kvs_wire_check_op (json_t *op, const blobtab_t *blobs, canopy_error_t *error
     return errprintf (error, "tree objects of type %s may not be put", treeobj_type (obj));
 }
 
+/* The integers are read as json_int_t and range-checked: the kvs module
+ * reads them back as int, and json_unpack "i" truncates, so nprocs 2^32+5
+ * passed as 5 (caught by the fuzz/kvs_wire invariants; regression inputs in
+ * fuzz/regressions/kvs_wire/).
+ */
 static int check_fence (json_t *f, canopy_error_t *error)
 {
     const char *name;
-    int nprocs, flags, count;
+    json_int_t nprocs, flags, count;
     json_t *ops = NULL;
-    int errnum = 0;
+    json_int_t errnum = 0;
+    json_t *userid;
 
-    if (json_unpack (f, "{s:s s:i s:i s:i s?o s?i}", "name", &name,
+    if (json_unpack (f, "{s:s s:I s:I s:I s?o s?I}", "name", &name,
                      "nprocs", &nprocs, "flags", &flags, "count", &count,
                      "ops", &ops, "errnum", &errnum) < 0
-        || !*name || strlen (name) > 255 || nprocs < 1 || count < 0 || count > nprocs
+        || !*name || strlen (name) > 255 || nprocs < 1 || nprocs > INT_MAX
+        || count < 0 || count > nprocs || flags < INT_MIN || flags > INT_MAX
+        || errnum < 0 || errnum > INT_MAX
+        || ((userid = json_object_get (f, "userid"))
+            && (!json_is_integer (userid) || json_integer_value (userid) < 0
+                || json_integer_value (userid) > UINT32_MAX))
         || (errnum == 0 && (!ops || !json_is_array (ops)))) {
         errno = EPROTO;
         return errprintf (error, "malformed transaction header");

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -174,13 +175,19 @@ static int validate_one (const json_t *obj, int depth)
     }
     if (!strcmp (type, "hdir")) {
         json_t *refs;
-        int level, count;
+        json_int_t level, count;
         size_t i;
         json_t *v;
+        /* range-check the JSON integers before they become ints: json_unpack
+         * "i" would truncate, so level 2^32+1 validated as level 1
+         * (caught by the fuzz/treeobj invariants; regression input in
+         * fuzz/regressions/treeobj/hdir-level-truncated)
+         */
         if (!json_is_object (data) || json_object_size (data) != 3
-            || json_unpack ((json_t *)data, "{s:i s:i s:o}", "count", &count,
+            || json_unpack ((json_t *)data, "{s:I s:I s:o}", "count", &count,
                             "level", &level, "refs", &refs) < 0
             || level < 0 || level > TREEOBJ_HDIR_MAXLEVEL || count < 0
+            || count > INT_MAX
             || !json_is_array (refs)
             || json_array_size (refs) != TREEOBJ_HDIR_FANOUT)
             return -1;
@@ -582,15 +589,27 @@ done:
         return buf_put (b, "true", 4);
     if (json_is_false (v))
         return buf_put (b, "false", 5);
+    errno = EINVAL;
     return -1;      /* reals do not occur in tree objects */
 }
 
+/* An object with a string "type" is written as a tree object, members in
+ * canonical order and "ver":1, so it must be exactly one: three members,
+ * ver 1.  Validation only looks one level into a dir; deeper objects that
+ * merely look like tree objects ("ver":0, an extra member) used to be
+ * rewritten silently (found by fuzz/treeobj; regression input
+ * fuzz/regressions/treeobj/nested-ver0-lost-in-encode).  Now they fail.
+ */
 static int encode_obj (struct buf *b, const json_t *obj)
 {
     const char *type = treeobj_type (obj);
     json_t *data = treeobj_data (obj);
-    if (!type || !data)
+    json_t *ver = json_object_get (obj, "ver");
+    if (!type || !data || json_object_size (obj) != 3
+        || !json_is_integer (ver) || json_integer_value (ver) != 1) {
+        errno = EINVAL;
         return -1;
+    }
     if (buf_put (b, "{\"data\":", 8) < 0
         || encode_value (b, data) < 0
         || buf_put (b, ",\"type\":", 8) < 0
@@ -607,9 +626,11 @@ char *treeobj_encode (const json_t *obj, size_t *len)
         errno = EINVAL;
         return NULL;
     }
+    errno = 0;
     if (encode_obj (&b, obj) < 0) {
         free (b.s);
-        errno = ENOMEM;
+        if (errno != EINVAL)
+            errno = ENOMEM;
         return NULL;
     }
     if (len)

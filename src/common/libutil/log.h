@@ -1,8 +1,9 @@
 /* log.h - messages to stderr for programs (commands and the broker main).
  *
  * log_init() sets the prefix.  log_err* append ": strerror(errno)".
- * The *_exit variants exit(1): for commands only, never in libraries or
- * modules.
+ * The *_exit variants flush stdio and _exit(1) (no atexit handlers, and no
+ * leak check of what the giving-up program still holds): for commands
+ * only, never in libraries or modules.
  */
 #ifndef CANOPY_UTIL_LOG_H
 #define CANOPY_UTIL_LOG_H

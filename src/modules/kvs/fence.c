@@ -506,7 +506,7 @@ void fence_request (struct fence_table *ft, const canopy_msg_t *msg, bool commit
         .nprocs = json_integer_value (json_object_get (c, "nprocs")),
         .flags = json_integer_value (json_object_get (c, "flags")),
         .count = 1,
-        .userid = (int)userid,
+        .userid = userid,
         .errstr = "",
     };
     kvs_opsbuf_init (&text);
@@ -594,7 +594,7 @@ static struct kvs_relay_fence relay_entry (struct fence *f)
         .nprocs = f->nprocs,
         .flags = f->flags,
         .count = f->errnum ? 0 : f->count,
-        .userid = (int)f->userid,
+        .userid = f->userid,
         .errnum = f->errnum,
         .errstr = f->errstr,
         .nops = f->errnum ? 0 : f->ops.nops,

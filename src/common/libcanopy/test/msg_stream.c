@@ -128,12 +128,50 @@ static void test_bad_frames (void **state)
     close (sv[1]);
 }
 
+/* Regression: a 4-byte header claiming a frame just under the size limit
+ * made msg_instream_fill() allocate the whole frame (256 MiB) before any of
+ * it arrived: one connection, four bytes, a quarter gigabyte.  The buffer
+ * must grow with the bytes actually received.
+ */
+static void test_claimed_size_not_preallocated (void **state)
+{
+    int sv[2];
+    struct msg_instream in;
+    uint32_t claim = CANOPY_MSG_SIZE_MAX;
+    unsigned char hdr[4] = { claim >> 24, claim >> 16, claim >> 8, claim };
+    char chunk[4096];
+
+    assert_int_equal (socketpair (AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    msg_instream_init (&in);
+    assert_int_equal (write (sv[0], hdr, 4), 4);
+    assert_true (msg_instream_fill (&in, sv[1]) > 0);
+    assert_null (msg_instream_next (&in));
+    assert_int_equal (errno, EAGAIN);
+    /* nothing more arrived: the buffer holds 4 bytes */
+    assert_true (msg_instream_fill (&in, sv[1]) < 0 && errno == EAGAIN);
+    assert_true (in.cap <= 1024 * 1024);
+    /* 64 KiB more: the buffer stays proportional to what was received */
+    memset (chunk, 'x', sizeof (chunk));
+    for (int i = 0; i < 16; i++)
+        assert_int_equal (write (sv[0], chunk, sizeof (chunk)), sizeof (chunk));
+    while (msg_instream_fill (&in, sv[1]) > 0)
+        ;
+    assert_int_equal (in.len - in.off, 4 + 16 * sizeof (chunk));
+    assert_true (in.cap <= 4 * 1024 * 1024);
+    assert_null (msg_instream_next (&in));
+    assert_int_equal (errno, EAGAIN);
+    msg_instream_release (&in);
+    close (sv[0]);
+    close (sv[1]);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_batch),
         cmocka_unit_test (test_split_large),
         cmocka_unit_test (test_bad_frames),
+        cmocka_unit_test (test_claimed_size_not_preallocated),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);

@@ -72,8 +72,10 @@ static void *encode_two (size_t *len)
                                   .userid = 7, .nops = 2,
                                   .ops = "[\"a\",null],[\"b\",null]",
                                   .opslen = 21 };
+    /* a uid of 2^31 or more (a uid_t) survives the trip */
     struct kvs_relay_fence f2 = { .name = "f2", .nprocs = 1, .count = 1,
-                                  .nops = 1, .ops = "[\"c\",null]", .opslen = 10 };
+                                  .userid = 4294967294LL, .nops = 1,
+                                  .ops = "[\"c\",null]", .opslen = 10 };
     struct kvs_relay_fence f3 = { .name = "f3", .nprocs = 2, .count = 0,
                                   .errnum = EINVAL, .errstr = "no" };
     assert_int_equal (kvs_relay_enc_add (e, &f1, b1), 0);
@@ -107,6 +109,7 @@ static void test_roundtrip (void **state)
     assert_memory_equal (f->ops, "[\"a\",null],[\"b\",null]", 21);
     assert_int_equal (json_array_size (f->refs), 1);
     f = kvs_relay_fence (r, 1);
+    assert_true (f->userid == 4294967294LL);
     assert_memory_equal (f->ops, "[\"c\",null]", 10);
     assert_int_equal (json_array_size (f->refs), 2);
     f = kvs_relay_fence (r, 2);
@@ -189,6 +192,8 @@ static void test_malformed (void **state)
         "{\"fences\":[{\"name\":\"x\",\"nprocs\":1,\"flags\":0,\"count\":1,\"userid\":0,\"nops\":1,\"opslen\":0,\"refs\":[]}],\"blobs\":[]}",
         "{\"fences\":[{\"name\":\"x\",\"nprocs\":1,\"flags\":0,\"count\":1,\"userid\":0,\"nops\":0,\"opslen\":-1,\"refs\":[]}],\"blobs\":[]}",
         "{\"fences\":[{\"name\":\"x\",\"nprocs\":1,\"flags\":0,\"count\":1,\"userid\":0,\"nops\":0,\"opslen\":0}],\"blobs\":[]}",
+        "{\"fences\":[{\"name\":\"x\",\"nprocs\":1,\"flags\":0,\"count\":1,\"userid\":4294967296,\"nops\":0,\"opslen\":0,\"refs\":[]}],\"blobs\":[]}",
+        "{\"fences\":[{\"name\":\"x\",\"nprocs\":1,\"flags\":0,\"count\":1,\"userid\":-2,\"nops\":0,\"opslen\":0,\"refs\":[]}],\"blobs\":[]}",
         "{\"fences\":[{\"name\":\"x\",\"nprocs\":1,\"flags\":0,\"count\":1,\"userid\":0,\"nops\":0,\"opslen\":0,\"refs\":[\"sha256-00\"]}],\"blobs\":[]}",
         "{\"fences\":[{\"name\":\"x\",\"nprocs\":1,\"flags\":0,\"count\":1,\"userid\":0,\"nops\":0,\"opslen\":0,\"refs\":[1]}],\"blobs\":[]}",
         "{\"fences\":[],\"blobs\":[[\"nonsense\",0]]}",

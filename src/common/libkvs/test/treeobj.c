@@ -178,6 +178,42 @@ static void test_invalid (void **state)
     assert_null (treeobj_decode ("{not json", 9));
 }
 
+/* Regression (fuzz/treeobj): validation looks one level into a dir, so a
+ * deeper object shaped almost like a tree object ("ver":0, or an extra
+ * member) was encoded as if it were one, silently rewriting it: decode and
+ * re-encode no longer agreed.  Encoding must be faithful or fail.
+ */
+static void test_encode_refuses_misshapen_nested (void **state)
+{
+    const char *inputs[] = {
+        "{\"data\":{\"d\":{\"data\":{\"x\":{\"data\":\"\",\"type\":\"val\","
+            "\"ver\":0}},\"type\":\"dir\",\"ver\":1}},\"type\":\"dir\",\"ver\":1}",
+        "{\"data\":{\"d\":{\"data\":{\"x\":{\"data\":\"\",\"type\":\"val\","
+            "\"ver\":1,\"extra\":2}},\"type\":\"dir\",\"ver\":1}},\"type\":\"dir\",\"ver\":1}",
+    };
+    for (size_t i = 0; i < sizeof (inputs) / sizeof (inputs[0]); i++) {
+        json_t *o = treeobj_decode (inputs[i], strlen (inputs[i]));
+        size_t len;
+        assert_non_null (o);            /* the top two levels are valid */
+        errno = 0;
+        assert_null (treeobj_encode (o, &len));
+        assert_int_equal (errno, EINVAL);
+        json_decref (o);
+    }
+    /* the well-formed version of the same nesting still encodes */
+    const char *ok = "{\"data\":{\"d\":{\"data\":{\"x\":{\"data\":\"\",\"type\":"
+                     "\"val\",\"ver\":1}},\"type\":\"dir\",\"ver\":1}},\"type\":\"dir\","
+                     "\"ver\":1}";
+    json_t *o = treeobj_decode (ok, strlen (ok));
+    size_t len;
+    char *s = treeobj_encode (o, &len);
+    assert_non_null (s);
+    assert_int_equal (len, strlen (ok));
+    assert_memory_equal (s, ok, len);
+    free (s);
+    json_decref (o);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -187,6 +223,7 @@ int main (void)
         cmocka_unit_test (test_hdir),
         cmocka_unit_test (test_encode_matches_json),
         cmocka_unit_test (test_invalid),
+        cmocka_unit_test (test_encode_refuses_misshapen_nested),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);

@@ -1,0 +1,293 @@
+/* mkseeds.c - write the seed corpora of the fuzz targets with canopy's own
+ * encoders, so the seeds are exactly what the code sends.
+ *
+ * Usage: mkseeds DIR   (writes DIR/<target>/<name>; DIR is fuzz/corpus)
+ * Run by hand ('make -C fuzz seeds') when a wire format changes; the
+ * output is committed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <canopy/canopy.h>
+#include "src/common/libcanopy/msg_stream.h"
+#include "src/common/libkvs/treeobj.h"
+#include "src/common/libkvs/kvs_wire.h"
+#include "src/common/libkvs/blobtab.h"
+#include "src/common/libutil/blobref.h"
+
+static const char *topdir;
+
+static void put (const char *target, const char *name, const void *data, size_t len)
+{
+    char path[4096];
+    FILE *f;
+    snprintf (path, sizeof (path), "%s/%s", topdir, target);
+    (void)mkdir (path, 0755);
+    snprintf (path, sizeof (path), "%s/%s/%s", topdir, target, name);
+    if (!(f = fopen (path, "wb")) || fwrite (data, 1, len, f) != len || fclose (f) != 0) {
+        fprintf (stderr, "mkseeds: %s: %s\n", path, strerror (errno));
+        exit (1);
+    }
+}
+
+static void put_str (const char *target, const char *name, const char *s)
+{
+    put (target, name, s, strlen (s));
+}
+
+static canopy_msg_t *request (const char *topic, const char *json, uint32_t nodeid)
+{
+    canopy_msg_t *msg = canopy_msg_create (CANOPY_MSGTYPE_REQUEST);
+    if (!msg || canopy_msg_set_topic (msg, topic) < 0
+        || (json && canopy_msg_set_string (msg, json) < 0)
+        || canopy_msg_set_nodeid (msg, nodeid) < 0
+        || canopy_msg_set_matchtag (msg, 42) < 0) {
+        fprintf (stderr, "mkseeds: cannot build a message\n");
+        exit (1);
+    }
+    return msg;
+}
+
+static void put_msg (const char *name, canopy_msg_t *msg)
+{
+    void *buf;
+    size_t len;
+    if (canopy_msg_encode (msg, &buf, &len) < 0) {
+        fprintf (stderr, "mkseeds: encode: %s\n", strerror (errno));
+        exit (1);
+    }
+    put ("msg_decode", name, buf, len);
+    free (buf);
+}
+
+static void msg_seeds (canopy_msg_t **all, int *n)
+{
+    canopy_msg_t *m;
+
+    m = request ("kvs.lookup", "{\"key\":\"a.b\",\"flags\":0}", CANOPY_NODEID_ANY);
+    put_msg ("request-json", m);
+    all[(*n)++] = m;
+
+    m = request ("broker.ping", "{\"seq\":1,\"pad\":\"pppp\"}", 3);
+    canopy_msg_route_enable (m);
+    canopy_msg_route_push (m, "0:c1");
+    canopy_msg_route_push (m, "1");
+    canopy_msg_route_push (m, "3");
+    canopy_msg_set_userid (m, 1000);
+    canopy_msg_set_rolemask (m, CANOPY_ROLE_OWNER | CANOPY_ROLE_LOCAL);
+    put_msg ("request-routed", m);
+    all[(*n)++] = m;
+
+    m = request ("attr.get", NULL, CANOPY_NODEID_UPSTREAM);
+    canopy_msg_set_flag (m, CANOPY_MSGFLAG_NORESPONSE, true);
+    put_msg ("request-nopayload", m);
+    all[(*n)++] = m;
+
+    m = request ("content.store", NULL, CANOPY_NODEID_ANY);
+    canopy_msg_set_payload (m, "\x00\x01\x02\xff raw", 8);
+    canopy_msg_set_flag (m, CANOPY_MSGFLAG_RAW, true);
+    put_msg ("request-raw", m);
+    all[(*n)++] = m;
+
+    canopy_msg_t *req = request ("kvs.get", "{}", 0);
+    canopy_msg_route_enable (req);
+    canopy_msg_route_push (req, "0:c7");
+    m = canopy_response_derive (req, ENOENT);
+    canopy_msg_set_string (m, "no such key");
+    put_msg ("response-error", m);
+    all[(*n)++] = m;
+    canopy_msg_decref (req);
+
+    m = canopy_msg_create (CANOPY_MSGTYPE_EVENT);
+    canopy_msg_set_topic (m, "kvs.setroot");
+    canopy_msg_set_seq (m, 17);
+    canopy_msg_set_string (m, "{\"version\":3,\"rootref\":\"sha256-"
+                           "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\"}");
+    put_msg ("event", m);
+    all[(*n)++] = m;
+
+    m = canopy_msg_create (CANOPY_MSGTYPE_CONTROL);
+    canopy_msg_set_control (m, 1, 0);
+    put_msg ("control", m);
+    all[(*n)++] = m;
+
+    m = request ("exec.start", "{\"jobid\":1}", 2);
+    canopy_msg_set_flag (m, CANOPY_MSGFLAG_STREAMING, true);
+    put_msg ("request-streaming", m);
+    all[(*n)++] = m;
+}
+
+static void stream_seeds (canopy_msg_t **all, int n)
+{
+    char *buf = NULL;
+    size_t len = 1;
+
+    /* all messages back to back, chunk seed byte first */
+    buf = malloc (1);
+    buf[0] = 7;
+    for (int i = 0; i < n; i++) {
+        size_t flen;
+        void *frame = msg_frame_encode (all[i], &flen);
+        buf = realloc (buf, len + flen);
+        memcpy (buf + len, frame, flen);
+        len += flen;
+        free (frame);
+    }
+    put ("msg_stream", "all-types", buf, len);
+    /* one good frame followed by a well-framed bad record */
+    size_t flen;
+    void *frame = msg_frame_encode (all[0], &flen);
+    char bad[1 + 64];
+    size_t blen = 0;
+    bad[blen++] = 0;
+    memcpy (bad + blen, frame, flen < 40 ? flen : 40);
+    put ("msg_stream", "good-then-truncated", bad, 1 + (flen < 40 ? flen : 40));
+    char *two = malloc (1 + flen + 9);
+    two[0] = 200;
+    memcpy (two + 1, frame, flen);
+    memcpy (two + 1 + flen, "\0\0\0\5hello", 9);
+    put ("msg_stream", "good-then-garbage", two, 1 + flen + 9);
+    free (two);
+    free (frame);
+    /* a header claiming 4 GiB */
+    put ("msg_stream", "huge-claim", "\x01\xff\xff\xff\xff", 5);
+    free (buf);
+}
+
+static void put_json (const char *target, const char *name, json_t *o)
+{
+    size_t len;
+    char *s = treeobj_encode (o, &len);
+    if (!s) {
+        fprintf (stderr, "mkseeds: treeobj_encode %s failed\n", name);
+        exit (1);
+    }
+    put (target, name, s, len);
+    free (s);
+}
+
+static void treeobj_seeds (const char *ref1, const char *ref2)
+{
+    json_t *val = treeobj_create_val ("hello world", 11);
+    json_t *valref = treeobj_create_valref ();
+    treeobj_append_blobref (valref, ref1);
+    treeobj_append_blobref (valref, ref2);
+    json_t *dirref = treeobj_create_dirref (ref1);
+    json_t *sym = treeobj_create_symlink ("a.b.c");
+    json_t *dir = treeobj_create_dir ();
+    treeobj_dir_set (dir, "v", json_incref (val));
+    treeobj_dir_set (dir, "r", json_incref (valref));
+    treeobj_dir_set (dir, "d", json_incref (dirref));
+    treeobj_dir_set (dir, "s", json_incref (sym));
+    treeobj_dir_set (dir, "e", treeobj_create_dir ());
+    json_t *hdir = treeobj_create_hdir (1);
+    treeobj_hdir_set_slot (hdir, 3, json_string (ref1));
+    treeobj_hdir_set_slot (hdir, 15, json_string (ref2));
+    treeobj_hdir_set_count (hdir, 200);
+    put_json ("treeobj", "val", val);
+    put_json ("treeobj", "valref", valref);
+    put_json ("treeobj", "dirref", dirref);
+    put_json ("treeobj", "symlink", sym);
+    put_json ("treeobj", "dir", dir);
+    put_json ("treeobj", "hdir", hdir);
+    put_str ("treeobj", "not-a-treeobj", "{\"ver\":2,\"type\":\"val\",\"data\":\"\"}");
+    json_decref (val);
+    json_decref (valref);
+    json_decref (dirref);
+    json_decref (sym);
+    json_decref (dir);
+    json_decref (hdir);
+}
+
+static void kvs_wire_seeds (void)
+{
+    blobtab_t *blobs = blobtab_create ();
+    char ref[BLOBREF_MAX];
+    blobtab_add (blobs, NULL, "a blob of data", 14, ref, sizeof (ref));
+    json_t *valref = treeobj_create_valref ();
+    treeobj_append_blobref (valref, ref);
+    json_t *ops = json_pack ("[[s,o] [s,o] [s,n] [s,o] [s,o]]",
+                             "a.b", treeobj_create_val ("1", 1),
+                             "big", valref,
+                             "gone",
+                             "link", treeobj_create_symlink ("a.b"),
+                             "dir", treeobj_create_dir ());
+    json_t *fences = json_pack ("[{s:s s:i s:i s:i s:O}]", "name", "commit.0.1.1",
+                                "nprocs", 1, "flags", 0, "count", 1, "ops", ops);
+    void *buf;
+    size_t len;
+    for (int verify = 0; verify < 2; verify++) {
+        kvs_wire_encode (fences, blobs, &buf, &len);
+        char *p = malloc (len + 1);
+        p[0] = verify;
+        memcpy (p + 1, buf, len);
+        put ("kvs_wire", verify ? "commit-verify" : "commit-relay", p, len + 1);
+        free (p);
+        free (buf);
+    }
+    /* a relay batch: two fences, one carrying an error */
+    json_t *batch = json_pack ("[{s:s s:i s:i s:i s:O} {s:s s:i s:i s:i s:i s:s}]",
+                               "name", "job.1.pmi", "nprocs", 64, "flags", 0,
+                               "count", 8, "ops", ops,
+                               "name", "f2", "nprocs", 2, "flags", 0, "count", 1,
+                               "errnum", 110, "errstr", "timed out");
+    kvs_wire_encode (batch, blobs, &buf, &len);
+    char *p = malloc (len + 1);
+    p[0] = 0;
+    memcpy (p + 1, buf, len);
+    put ("kvs_wire", "relay-two-fences", p, len + 1);
+    free (p);
+    free (buf);
+    json_decref (batch);
+    json_decref (fences);
+    json_decref (ops);
+    blobtab_destroy (blobs);
+}
+
+int main (int argc, char *argv[])
+{
+    canopy_msg_t *all[16];
+    int n = 0;
+    char ref1[BLOBREF_MAX], ref2[BLOBREF_MAX];
+
+    if (argc != 2) {
+        fprintf (stderr, "Usage: mkseeds DIR\n");
+        return 1;
+    }
+    topdir = argv[1];
+    (void)mkdir (topdir, 0755);
+    msg_seeds (all, &n);
+    stream_seeds (all, n);
+    for (int i = 0; i < n; i++)
+        canopy_msg_decref (all[i]);
+
+    blobref_hash ("one", 3, ref1, sizeof (ref1));
+    blobref_hash ("two", 3, ref2, sizeof (ref2));
+    treeobj_seeds (ref1, ref2);
+
+    put_str ("blobref", "valid", ref1);
+    char upper[BLOBREF_MAX];
+    strcpy (upper, ref2);
+    upper[10] = 'A';
+    put_str ("blobref", "uppercase", upper);
+    put_str ("blobref", "short", "sha256-0123");
+    put_str ("blobref", "other-hash", "sha1-da39a3ee5e6b4b0d3255bfef95601890afd80709");
+
+    put_str ("pmi_wire", "init", "cmd=init pmi_version=1 pmi_subversion=1\n");
+    put_str ("pmi_wire", "put", "cmd=put kvsname=canopy-1 key=PMI_process_mapping "
+             "value=(vector,(0,4,2))\n");
+    put_str ("pmi_wire", "put-spaces", "cmd=put kvsname=k key=4242-1-key0 value=a b  c \n");
+    put_str ("pmi_wire", "get", "cmd=get kvsname=canopy-1 key=k\n");
+    put_str ("pmi_wire", "get-result", "cmd=get_result rc=0 msg=success value=xyz\n");
+    put_str ("pmi_wire", "barrier", "cmd=barrier_in\n");
+    put_str ("pmi_wire", "maxes", "cmd=maxes kvsname_max=256 keylen_max=256 vallen_max=1024\n");
+    put_str ("pmi_wire", "spawn", "mcmd=spawn\n");
+    put_str ("pmi_wire", "abort", "cmd=abort exitcode=7 msg=bye\n");
+    put_str ("pmi_wire", "initack", "cmd=initack pmiid=3\n");
+    put_str ("pmi_wire", "duplicate-key", "cmd=get key=a key=b\n");
+
+    kvs_wire_seeds ();
+    return 0;
+}
