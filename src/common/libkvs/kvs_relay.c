@@ -12,6 +12,7 @@
 #include <canopy/message.h>
 #include "src/common/libutil/errprintf.h"
 #include "src/common/libutil/blobref.h"
+#include "kvs_frame.h"
 #include "kvs_relay.h"
 
 /* Ops text */
@@ -135,12 +136,6 @@ struct kvs_relay {
     blobtab_t *blobs;
 };
 
-static uint32_t get32 (const uint8_t *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16)
-         | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
-}
-
 void kvs_relay_destroy (kvs_relay_t *r)
 {
     if (r) {
@@ -182,39 +177,23 @@ kvs_relay_t *kvs_relay_decode (const void *buf, size_t len,
     const uint8_t *p = buf;
     kvs_relay_t *r;
     json_t *fences, *table, *v;
-    uint32_t hlen;
     size_t off, i;
 
-    if (!buf || len < 4) {
-        errno = EPROTO;
-        errprintf (error, "relay too short");
-        return NULL;
-    }
-    hlen = get32 (p);
-    if (hlen > len - 4) {
-        errno = EPROTO;
-        errprintf (error, "relay header length is wrong");
-        return NULL;
-    }
     if (!(r = calloc (1, sizeof (*r))) || !(r->blobs = blobtab_create ())) {
         kvs_relay_destroy (r);
         errno = ENOMEM;
         errprintf (error, "out of memory");
         return NULL;
     }
-    if (!(r->hdr = json_loadb ((const char *)p + 4, hlen, 0, NULL))
-        || json_unpack (r->hdr, "{s:o s:o}", "fences", &fences, "blobs", &table) < 0
-        || !json_is_array (fences) || !json_is_array (table)) {
-        errprintf (error, "malformed relay header");
-        goto proto;
-    }
+    if (kvs_frame_header (buf, len, "relay", &r->hdr, &fences, &table, &off,
+                          error) < 0)
+        goto error;
     if (json_array_size (fences) > 0
         && !(r->fences = calloc (json_array_size (fences), sizeof (*r->fences)))) {
         errno = ENOMEM;
         errprintf (error, "out of memory");
         goto error;
     }
-    off = 4 + hlen;
     json_array_foreach (fences, i, v) {
         struct kvs_relay_fence *f = &r->fences[i];
         if (unpack_fence (v, f) < 0) {
@@ -229,24 +208,9 @@ kvs_relay_t *kvs_relay_decode (const void *buf, size_t len,
         off += f->opslen;
         r->nfences++;
     }
-    json_array_foreach (table, i, v) {
-        const char *ref;
-        json_int_t blen;
-        if (json_unpack (v, "[s,I]", &ref, &blen) < 0 || blen < 0
-            || (size_t)blen > len - off || blobref_validate (ref) < 0) {
-            errprintf (error, "malformed relay blob table");
-            goto proto;
-        }
-        if (blobtab_add (r->blobs, ref, p + off, blen, NULL, 0) < 0) {
-            errprintf (error, "out of memory");
-            goto error;
-        }
-        off += blen;
-    }
-    if (off != len) {
-        errprintf (error, "relay has trailing bytes");
-        goto proto;
-    }
+    if (kvs_frame_blobs (buf, len, off, table, false, "relay", r->blobs,
+                         error) < 0)
+        goto error;
     for (int k = 0; k < r->nfences; k++) {
         json_array_foreach (r->fences[k].refs, i, v) {
             if (!json_is_string (v) || !blobtab_has (r->blobs, json_string_value (v))) {
@@ -414,66 +378,10 @@ nomem:
 
 int kvs_relay_enc_finish (kvs_relay_enc_t *e, void **bufp, size_t *lenp)
 {
-    json_t *hdr = NULL, *table = NULL;
-    char *s = NULL;
-    uint8_t *buf, *p;
-    size_t hlen, total;
-    int n;
-
     if (!e || !bufp || !lenp) {
         errno = EINVAL;
         return -1;
     }
-    n = blobtab_count (e->blobs);
-    if (!(table = json_array ()))
-        goto nomem;
-    for (int i = 0; i < n; i++) {
-        const char *ref;
-        size_t len;
-        (void)blobtab_at (e->blobs, i, &ref, NULL, &len);
-        if (json_array_append_new (table, json_pack ("[s,I]", ref, (json_int_t)len)) < 0)
-            goto nomem;
-    }
-    if (!(hdr = json_pack ("{s:O s:O}", "fences", e->fences, "blobs", table))
-        || !(s = json_dumps (hdr, JSON_COMPACT)))
-        goto nomem;
-    hlen = strlen (s);
-    total = 4 + hlen + e->text.len + blobtab_bytes (e->blobs);
-    if (total > e->max || hlen > UINT32_MAX) {
-        free (s);
-        json_decref (hdr);
-        json_decref (table);
-        errno = EFBIG;
-        return -1;
-    }
-    if (!(buf = malloc (total + 1)))
-        goto nomem;
-    buf[0] = hlen >> 24;
-    buf[1] = hlen >> 16;
-    buf[2] = hlen >> 8;
-    buf[3] = hlen;
-    memcpy (buf + 4, s, hlen);
-    p = buf + 4 + hlen;
-    if (e->text.len > 0)
-        memcpy (p, e->text.data, e->text.len);
-    p += e->text.len;
-    for (int i = 0; i < n; i++) {
-        const void *data;
-        size_t len;
-        (void)blobtab_at (e->blobs, i, NULL, &data, &len);
-        memcpy (p, data, len);
-        p += len;
-    }
-    free (s);
-    json_decref (hdr);
-    json_decref (table);
-    *bufp = buf;
-    *lenp = total;
-    return 0;
-nomem:
-    free (s);
-    json_decref (hdr);
-    json_decref (table);
-    errno = ENOMEM;
-    return -1;
+    return kvs_frame_encode (e->fences, e->blobs, e->text.data, e->text.len,
+                             e->max, bufp, lenp);
 }

@@ -9,68 +9,12 @@
 #include "src/common/libutil/blobref.h"
 #include "treeobj.h"
 #include "kvs_path.h"
+#include "kvs_frame.h"
 #include "kvs_wire.h"
 
 int kvs_wire_encode (json_t *fences, const blobtab_t *blobs, void **bufp, size_t *lenp)
 {
-    json_t *hdr = NULL, *refs = NULL;
-    char *s = NULL;
-    size_t hlen, total;
-    uint8_t *buf, *p;
-    int n = blobtab_count (blobs);
-
-    if (!fences || !json_is_array (fences) || !bufp || !lenp) {
-        errno = EINVAL;
-        return -1;
-    }
-    if (!(refs = json_array ()))
-        goto nomem;
-    for (int i = 0; i < n; i++) {
-        const char *ref;
-        size_t len;
-        (void)blobtab_at (blobs, i, &ref, NULL, &len);
-        if (json_array_append_new (refs, json_pack ("[s,I]", ref, (json_int_t)len)) < 0)
-            goto nomem;
-    }
-    if (!(hdr = json_pack ("{s:O s:O}", "fences", fences, "blobs", refs))
-        || !(s = json_dumps (hdr, JSON_COMPACT)))
-        goto nomem;
-    hlen = strlen (s);
-    total = 4 + hlen + blobtab_bytes (blobs);
-    if (total > CANOPY_MSG_SIZE_MAX) {
-        free (s);
-        json_decref (hdr);
-        json_decref (refs);
-        errno = EFBIG;
-        return -1;
-    }
-    if (!(buf = malloc (total + 1)))
-        goto nomem;
-    buf[0] = hlen >> 24;
-    buf[1] = hlen >> 16;
-    buf[2] = hlen >> 8;
-    buf[3] = hlen;
-    memcpy (buf + 4, s, hlen);
-    p = buf + 4 + hlen;
-    for (int i = 0; i < n; i++) {
-        const void *data;
-        size_t len;
-        (void)blobtab_at (blobs, i, NULL, &data, &len);
-        memcpy (p, data, len);
-        p += len;
-    }
-    free (s);
-    json_decref (hdr);
-    json_decref (refs);
-    *bufp = buf;
-    *lenp = total;
-    return 0;
-nomem:
-    free (s);
-    json_decref (hdr);
-    json_decref (refs);
-    errno = ENOMEM;
-    return -1;
+    return kvs_frame_encode (fences, blobs, NULL, 0, CANOPY_MSG_SIZE_MAX, bufp, lenp);
 }
 
 int kvs_wire_check_op (json_t *op, const blobtab_t *blobs, canopy_error_t *error)
@@ -157,73 +101,25 @@ static int check_fence (json_t *f, canopy_error_t *error)
     return 0;
 }
 
-static uint32_t get32 (const uint8_t *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16)
-         | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
-}
-
 int kvs_wire_decode (const void *buf, size_t len, bool verify,
                      json_t **fencesp, blobtab_t **blobsp, canopy_error_t *error)
 {
-    const uint8_t *p = buf;
-    uint32_t hlen;
-    json_t *hdr = NULL, *fences, *refs, *v;
+    json_t *hdr = NULL, *fences, *table, *v;
     blobtab_t *blobs = NULL;
     size_t off, i;
-    json_error_t jerr;
 
-    if (!buf || len < 4) {
-        errno = EPROTO;
-        return errprintf (error, "transaction too short");
-    }
-    hlen = get32 (p);
-    if (hlen > len - 4) {
-        errno = EPROTO;
-        return errprintf (error, "transaction header length is wrong");
-    }
-    if (!(hdr = json_loadb ((const char *)p + 4, hlen, 0, &jerr))
-        || json_unpack (hdr, "{s:o s:o}", "fences", &fences, "blobs", &refs) < 0
-        || !json_is_array (fences) || !json_is_array (refs)) {
-        json_decref (hdr);
-        errno = EPROTO;
-        return errprintf (error, "malformed transaction header");
-    }
+    if (kvs_frame_header (buf, len, "transaction", &hdr, &fences, &table,
+                          &off, error) < 0)
+        return -1;
     json_array_foreach (fences, i, v) {
         if (check_fence (v, error) < 0)
             goto error;
     }
     if (!(blobs = blobtab_create ()))
         goto error;
-    off = 4 + hlen;
-    json_array_foreach (refs, i, v) {
-        const char *ref;
-        json_int_t blen;
-        char computed[BLOBREF_MAX];
-        if (json_unpack (v, "[s,I]", &ref, &blen) < 0 || blen < 0
-            || (size_t)blen > len - off || blobref_validate (ref) < 0) {
-            errno = EPROTO;
-            errprintf (error, "malformed blob table");
-            goto error;
-        }
-        if (verify) {
-            if (blobref_hash (p + off, blen, computed, sizeof (computed)) < 0)
-                goto error;
-            if (strcmp (computed, ref) != 0) {
-                errno = EPROTO;
-                errprintf (error, "blob %s does not match its data", ref);
-                goto error;
-            }
-        }
-        if (blobtab_add (blobs, ref, p + off, blen, NULL, 0) < 0)
-            goto error;
-        off += blen;
-    }
-    if (off != len) {
-        errno = EPROTO;
-        errprintf (error, "transaction has trailing bytes");
+    if (kvs_frame_blobs (buf, len, off, table, verify, "transaction", blobs,
+                         error) < 0)
         goto error;
-    }
     *fencesp = json_incref (fences);
     *blobsp = blobs;
     json_decref (hdr);

@@ -1,0 +1,157 @@
+/* kvs_frame.c - the shared frame of transactions and relays (kvs_frame.h).
+ *
+ * Lengths are checked before every read: hlen against the buffer, each
+ * blob against what is left, and the end against len.  Errors name the
+ * format ('what') so a client sees "malformed transaction header" and a
+ * broker's log "malformed relay header".
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <stdint.h>
+#include "src/common/libutil/errprintf.h"
+#include "src/common/libutil/blobref.h"
+#include "kvs_frame.h"
+
+static uint32_t get32 (const uint8_t *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16)
+         | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
+}
+
+int kvs_frame_encode (json_t *fences, const blobtab_t *blobs,
+                      const void *body, size_t bodylen, size_t max,
+                      void **bufp, size_t *lenp)
+{
+    json_t *hdr = NULL, *table = NULL;
+    char *s = NULL;
+    uint8_t *buf, *p;
+    size_t hlen, total;
+    int n = blobtab_count (blobs);
+
+    if (!json_is_array (fences) || !bufp || !lenp || (bodylen > 0 && !body)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(table = json_array ()))
+        goto nomem;
+    for (int i = 0; i < n; i++) {
+        const char *ref;
+        size_t len;
+        (void)blobtab_at (blobs, i, &ref, NULL, &len);
+        if (json_array_append_new (table, json_pack ("[s,I]", ref, (json_int_t)len)) < 0)
+            goto nomem;
+    }
+    if (!(hdr = json_pack ("{s:O s:O}", "fences", fences, "blobs", table))
+        || !(s = json_dumps (hdr, JSON_COMPACT)))
+        goto nomem;
+    hlen = strlen (s);
+    total = 4 + hlen + bodylen + blobtab_bytes (blobs);
+    if (total > max || hlen > UINT32_MAX) {
+        errno = EFBIG;
+        goto error;
+    }
+    if (!(buf = malloc (total + 1)))
+        goto nomem;
+    buf[0] = hlen >> 24;
+    buf[1] = hlen >> 16;
+    buf[2] = hlen >> 8;
+    buf[3] = hlen;
+    memcpy (buf + 4, s, hlen);
+    p = buf + 4 + hlen;
+    if (bodylen > 0)
+        memcpy (p, body, bodylen);
+    p += bodylen;
+    for (int i = 0; i < n; i++) {
+        const void *data;
+        size_t len;
+        (void)blobtab_at (blobs, i, NULL, &data, &len);
+        memcpy (p, data, len);
+        p += len;
+    }
+    buf[total] = '\0';
+    free (s);
+    json_decref (hdr);
+    json_decref (table);
+    *bufp = buf;
+    *lenp = total;
+    return 0;
+nomem:
+    errno = ENOMEM;
+error:
+    {
+        int saved_errno = errno;
+        free (s);
+        json_decref (hdr);
+        json_decref (table);
+        errno = saved_errno;
+    }
+    return -1;
+}
+
+int kvs_frame_header (const void *buf, size_t len, const char *what,
+                      json_t **hdrp, json_t **fencesp, json_t **tablep,
+                      size_t *offp, canopy_error_t *error)
+{
+    const uint8_t *p = buf;
+    json_t *hdr, *fences, *table;
+    uint32_t hlen;
+
+    if (!buf || len < 4) {
+        errno = EPROTO;
+        return errprintf (error, "%s too short", what);
+    }
+    hlen = get32 (p);
+    if (hlen > len - 4) {
+        errno = EPROTO;
+        return errprintf (error, "%s header length is wrong", what);
+    }
+    if (!(hdr = json_loadb ((const char *)p + 4, hlen, 0, NULL))
+        || json_unpack (hdr, "{s:o s:o}", "fences", &fences, "blobs", &table) < 0
+        || !json_is_array (fences) || !json_is_array (table)) {
+        json_decref (hdr);
+        errno = EPROTO;
+        return errprintf (error, "malformed %s header", what);
+    }
+    *hdrp = hdr;
+    *fencesp = fences;
+    *tablep = table;
+    *offp = 4 + (size_t)hlen;
+    return 0;
+}
+
+int kvs_frame_blobs (const void *buf, size_t len, size_t off, json_t *table,
+                     bool verify, const char *what, blobtab_t *blobs,
+                     canopy_error_t *error)
+{
+    const uint8_t *p = buf;
+    size_t i;
+    json_t *v;
+
+    json_array_foreach (table, i, v) {
+        const char *ref;
+        json_int_t blen;
+        char computed[BLOBREF_MAX];
+        if (json_unpack (v, "[s,I]", &ref, &blen) < 0 || blen < 0 || off > len
+            || (size_t)blen > len - off || blobref_validate (ref) < 0) {
+            errno = EPROTO;
+            return errprintf (error, "malformed %s blob table", what);
+        }
+        if (verify) {
+            if (blobref_hash (p + off, blen, computed, sizeof (computed)) < 0)
+                return errprintf (error, "cannot hash blob %s", ref);
+            if (strcmp (computed, ref) != 0) {
+                errno = EPROTO;
+                return errprintf (error, "blob %s does not match its data", ref);
+            }
+        }
+        if (blobtab_add (blobs, ref, p + off, blen, NULL, 0) < 0)
+            return errprintf (error, "out of memory");
+        off += blen;
+    }
+    if (off != len) {
+        errno = EPROTO;
+        return errprintf (error, "%s has trailing bytes", what);
+    }
+    return 0;
+}

@@ -1,0 +1,50 @@
+/* kvs_frame.h - the framing shared by the KVS's two message formats.
+ *
+ * A client's transaction (kvs_wire.h) and a relay between brokers
+ * (kvs_relay.h) are both laid out as
+ *   u32 hlen (big-endian) | header: JSON, hlen bytes | body | blob data
+ * where the header is {"fences": [...], "blobs": [[blobref, len], ...]},
+ * the body is format-specific bytes (a relay's operations text; empty for
+ * a transaction) and the blob data are the blobs' bytes in table order.
+ * This file writes that frame and reads back its header and blob table;
+ * what the fences and the body mean is the formats' business.
+ */
+#ifndef CANOPY_KVS_FRAME_H
+#define CANOPY_KVS_FRAME_H
+
+#include <stddef.h>
+#include <stdbool.h>
+#include <jansson.h>
+#include <canopy/types.h>
+#include "blobtab.h"
+
+/* Encode 'fences' (borrowed), 'body' (bodylen bytes, may be NULL if 0)
+ * and every blob of 'blobs' (may be NULL: none).  The buffer (*bufp,
+ * *lenp bytes, malloc'd, the caller frees) is NUL-terminated past its
+ * end.  Returns 0, or -1 with EINVAL (bad arguments), EFBIG (longer than
+ * max bytes) or ENOMEM; nothing is allocated on failure.
+ */
+int kvs_frame_encode (json_t *fences, const blobtab_t *blobs,
+                      const void *body, size_t bodylen, size_t max,
+                      void **bufp, size_t *lenp);
+
+/* Read the frame's header: *hdrp (a new reference the caller drops)
+ * holds *fencesp and *tablep (both arrays, borrowed from *hdrp); *offp is
+ * where the body starts.  'what' names the format in error text
+ * ("transaction", "relay").  Returns 0, or -1 with EPROTO and a sentence.
+ */
+int kvs_frame_header (const void *buf, size_t len, const char *what,
+                      json_t **hdrp, json_t **fencesp, json_t **tablep,
+                      size_t *offp, canopy_error_t *error);
+
+/* Read the blob data described by 'table', starting at *offp, into
+ * 'blobs' (which copies them); with 'verify', each blob's bytes must hash
+ * to its blobref.  The data must end exactly at len.  Returns 0, or -1
+ * with EPROTO (malformed table, overrun, mismatch, trailing bytes) or
+ * ENOMEM, and a sentence; 'blobs' may then hold some of the blobs.
+ */
+int kvs_frame_blobs (const void *buf, size_t len, size_t off, json_t *table,
+                     bool verify, const char *what, blobtab_t *blobs,
+                     canopy_error_t *error);
+
+#endif
