@@ -42,7 +42,9 @@ static void test_opsbuf (void **state)
     ob.nops = 3;
     assert_int_equal (kvs_opsbuf_append_text (&ob, "x", 1, 0), -1);
     assert_int_equal (kvs_opsbuf_append_text (&ob, "", 0, 1), -1);
-    assert_int_equal (kvs_opsbuf_append_json (&ob, json_object ()), -1);
+    json_t *notop = json_object ();
+    assert_int_equal (kvs_opsbuf_append_json (&ob, notop), -1);
+    json_decref (notop);
     kvs_opsbuf_clear (&ob);
     assert_int_equal (ob.len, 0);
     /* text that is not JSON */
