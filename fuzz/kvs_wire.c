@@ -1,10 +1,13 @@
-/* kvs_wire.c - fuzz kvs_wire_decode(), the payload of kvs.commit,
- * kvs.fence and kvs.relay (a length-prefixed JSON header plus blob bytes),
- * and kvs_wire_check_op(), which the kvs module applies to every operation
- * a client sends.
+/* kvs_wire.c - fuzz kvs_wire_decode(), the payload of kvs.commit and
+ * kvs.fence (a length-prefixed JSON header plus blob bytes; relays between
+ * brokers have a format of their own, kvs_relay.h), and
+ * kvs_wire_check_op(), which the kvs module applies to every operation a
+ * client sends.
  *
- * Input layout: byte 0 bit 0 = verify blob hashes (as for client requests)
- * or not (as for relays between brokers); the rest is the payload.
+ * Input layout: byte 0 bit 0 = verify blob hashes (as the fence code does
+ * for client requests) or not (as the guest-access check does); the rest
+ * is the payload.  (Seeds named "relay" are kvs_wire batches of the
+ * general shape: several entries, one with an errnum.)
  *
  * Invariants: a decoded batch re-encodes and decodes to an equal header
  * and blob table; blob data hashes to its ref when verified; nothing

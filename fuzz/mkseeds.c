@@ -227,7 +227,8 @@ static void kvs_wire_seeds (void)
         free (p);
         free (buf);
     }
-    /* a relay batch: two fences, one carrying an error */
+    /* the general shape the decoder accepts: two fences, one carrying an
+     * error (named "relay" for history; relays have their own format) */
     json_t *batch = json_pack ("[{s:s s:i s:i s:i s:O} {s:s s:i s:i s:i s:i s:s}]",
                                "name", "job.1.pmi", "nprocs", 64, "flags", 0,
                                "count", 8, "ops", ops,

@@ -139,4 +139,30 @@ test_expect_success GROFF 'canopy-event(1) documents pub --count' '
 	render $mandir/canopy-event.1 | sed -n "/^OPTIONS/,/^[A-Z]/p" >event.opts &&
 	grep -A3 -e "--count" event.opts | grep -q "(pub)"
 '
+# The source tour (doc/internals.md) names every source file: "keep it
+# true when you move things".  A foo.h is covered by its foo.c; headers
+# without a .c of their own must be named themselves.  Unit tests (test/
+# directories) are not required.
+srcdir=$SHARNESS_TEST_SRCDIR/..
+internals=$srcdir/doc/internals.md
+
+test_expect_success 'doc/internals.md names every source file' '
+	test -f "$internals" &&
+	(cd "$srcdir" && find src kap fuzz bench t/helpers \
+		-path "*/test" -prune -o \( -name "*.c" -o -name "*.h" \) -print) >srcfiles &&
+	test -s srcfiles &&
+	while read -r f; do
+		case $f in
+		*.h) test -f "$srcdir/${f%.h}.c" && continue ;;
+		esac
+		b=${f##*/}
+		grep -q -F -e "$b" -e "${b%.*}.[ch]" "$internals" ||
+			{ echo "doc/internals.md does not name $f"; return 1; }
+	done <srcfiles
+'
+test_expect_success 'nothing refers to the old doc/internals-*.md notes' '
+	(cd "$srcdir" && grep -rl -e "doc/internals-[a-z]*\.md" \
+		src kap fuzz bench t/helpers doc README.md 2>/dev/null) >stale || :
+	test_must_be_empty stale
+'
 test_done

@@ -1,6 +1,6 @@
 /* boot_config.h - boot a broker of a permanent cluster instance from a
  * configuration file (canopy-broker --config FILE; format in
- * canopy-broker(8) and doc/internals-overlay.md).
+ * canopy-broker(8) and doc/internals.md, "5.5 Booting").
  *
  * The file (TOML) lists the hosts in rank order with their addresses and
  * ports, the tree's fan-out, the CURVE certificate shared by the

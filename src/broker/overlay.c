@@ -1,4 +1,4 @@
-/* overlay.c - tree links (overlay.h; doc/internals-overlay.md).
+/* overlay.c - tree links (overlay.h; doc/internals.md, "5.3 The overlay").
  *
  * Design notes:
  * - Sockets come from ovsock.c: ROUTER_MANDATORY (sending to a vanished

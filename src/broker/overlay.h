@@ -1,5 +1,5 @@
 /* overlay.h - the broker's links in the tree (DESIGN.md section 3;
- * protocol and states in doc/internals-overlay.md).
+ * protocol and states in doc/internals.md, "5.3 The overlay").
  *
  * A broker with children binds a ROUTER; a broker with a parent connects a
  * DEALER whose identity is its rank.  Control messages on these links:
@@ -19,7 +19,7 @@
  * up EHOSTUNREACH and says HELLO again (with backoff) until welcomed.
  *
  * Attributes read by overlay_create (defaults in parentheses):
- *   tbon.keepalive-period (2s) tbon.torpid-timeout (10s)
+ *   tbon.keepalive-period (5s) tbon.torpid-timeout (10s)
  *   tbon.lost-timeout (30s)    -- durations, changeable at run time
  *   tbon.maxmsgsize (CANOPY_MSG_SIZE_MAX) tbon.sndhwm (0) tbon.rcvhwm (0)
  *   tbon.tcp-user-timeout (20s)          -- fixed once the broker runs

@@ -19,7 +19,8 @@
  * SIGHUP), the PMI_PORT listener, and the connections.  The engine's
  * callbacks answer synchronously (gets from the map, barriers at once),
  * which is exactly what pmi_server allows.  --trace writes every line
- * both ways with a timestamp, like the traces in doc/internals-pmi.md.
+ * both ways with a timestamp (the protocol: doc/internals.md, "9.2 The
+ * wire protocol as implemented").
  */
 #include <stdlib.h>
 #include <stdio.h>

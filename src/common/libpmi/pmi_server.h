@@ -17,7 +17,8 @@
  * engines (one per broker, say) can serve one job between them, the owner
  * joining their barriers (see ops->barrier).
  *
- * Protocol rules the engine enforces (details in doc/internals-pmi.md):
+ * Protocol rules the engine enforces (details in doc/internals.md,
+ * "9.2 The wire protocol as implemented" and "9.3 The server engine"):
  *   - a task has at most one request outstanding: a line arriving while
  *     the task waits for a get result or barrier_out is a protocol error;
  *   - put/get must name this job's kvsname; keys and values must respect

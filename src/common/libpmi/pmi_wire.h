@@ -3,7 +3,8 @@
  * A line is a sequence of space-separated key=value tokens ended by '\n'.
  * The first token of a request or response is cmd=NAME (mcmd=NAME for the
  * multi-line spawn request).  Rules, chosen to match what MPICH 4.0.2 and
- * OpenMPI 4.1.4 send (see doc/internals-pmi.md):
+ * OpenMPI 4.1.4 send (see doc/internals.md, "9.2 The wire protocol as
+ * implemented"):
  *   - a token whose key is "value" runs to the END of the line, spaces
  *     included (OpenMPI puts spaces in values); every other value runs to
  *     the next space and may be empty;

@@ -27,8 +27,8 @@
  *   there (checked against its hash like a parent's answer).  Without a
  *   backing store every blob stays in memory.
  * - Clean entries expire LRU past the byte limit (module argument
- *   cache-max=BYTES, default 64 MiB), checked after stores and every
- *   second.
+ *   cache-max=BYTES, default 64 MiB), checked after stores and by a timer:
+ *   every second on rank 0, every 10 s elsewhere.
  */
 #include <stdlib.h>
 #include <string.h>
