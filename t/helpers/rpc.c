@@ -32,6 +32,8 @@ int main (int argc, char *argv[])
     if (!f || canopy_rpc_get (f, &s) < 0) {
         const char *e = f ? canopy_future_error_string (f) : NULL;
         fprintf (stderr, "rpc: %s: %s\n", argv[i], e ? e : strerror (errno));
+        canopy_future_destroy (f);
+        canopy_close (h);
         return 1;
     }
     printf ("%s\n", s ? s : "");
