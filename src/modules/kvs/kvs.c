@@ -28,8 +28,8 @@
  *   cache-age=SEC       drop objects unused that long (default 60)
  *   hdir-threshold=N    a directory with more entries is hashed (default 128)
  *   prime-max=BYTES     setroot carries new directories up to this size
- *                       (default 2048; 0: none)
- *   prime-budget=BYTES  ... and up to this many bytes in all (default 8192)
+ *                       (default 4096; 0: none)
+ *   prime-budget=BYTES  ... and up to this many bytes in all (default 64 KiB)
  * Broker attribute kvs.guest-access=none|read|own: what users other than
  * the instance owner may do (access.h; default none).
  *   checkpoint-period=SEC  rank 0 checkpoints the root this often when it
@@ -531,7 +531,7 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
     ctx->limits.max_txn_ops = 1000000;
     ctx->limits.fence_timeout = 0;
     ctx->limits.hdir_threshold = 128;
-    ctx->limits.prime_max = 2048;
+    ctx->limits.prime_max = 4096;
     ctx->limits.guest_access = KVS_GUEST_NONE;
     const char *ga = canopy_attr_get (ctx->h, "kvs.guest-access");
     enum kvs_guest_access access;
@@ -544,7 +544,7 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
         }
         ctx->limits.guest_access = access;
     }
-    ctx->limits.prime_budget = 8192;
+    ctx->limits.prime_budget = 64 * 1024;
     ctx->limits.relay_max = CANOPY_MSG_SIZE_MAX;
     ctx->cache_max = 128 * 1024 * 1024;
     ctx->cache_age = 60;
