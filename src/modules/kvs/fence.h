@@ -61,9 +61,18 @@ int fence_take_ready (struct fence_table *ft, struct ready_fence **out, int max)
 void ready_fence_free (struct ready_fence *rf);
 bool fence_have_ready (struct fence_table *ft);
 int fence_ready_count (struct fence_table *ft);
-/* rank 0: record the outcome and tell everyone (publishes kvs.setroot). */
+/* rank 0: record the outcome and tell everyone (a failure: publishes
+ * kvs.setroot; a success is published by the applier, with the new root).
+ * An outcome that cannot be published (out of memory, a failed send) is
+ * kept on the fence's entry and published again by fence_timer, so every
+ * waiter is still answered, once.
+ */
 void fence_finished (struct fence_table *ft, const char *name, int errnum,
                      const char *errstr);
+/* rank 0: the applier could not publish the success of 'name': publish it
+ * again from fence_timer (with the then current version).
+ */
+void fence_publish_failed (struct fence_table *ft, const char *name);
 /* rank 0: fail every open fence (e.g. a broker was lost). */
 void fence_fail_all (struct fence_table *ft, int errnum, const char *errstr);
 
@@ -71,7 +80,9 @@ void fence_fail_all (struct fence_table *ft, int errnum, const char *errstr);
 void fence_setroot (struct fence_table *ft, json_t *names, json_t *errors,
                     int version, const char *rootref);
 
-/* rank 0: expire old finished names, time out open fences. */
+/* rank 0: publish outcomes that could not be published before, expire
+ * old finished names, time out open fences.
+ */
 void fence_timer (struct fence_table *ft, double now);
 
 struct fence_stats {
