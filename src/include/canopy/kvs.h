@@ -85,7 +85,10 @@ int kvs_pending (canopy_t *h);
  *
  * Fence names: all nprocs participants of a fence use the same name,
  * nprocs and flags.  Once a fence has finished (succeeded or failed) its
- * name stays taken for 5 minutes: a contribution under that name in that
+ * name stays taken for 300 seconds (5 minutes, FINISHED_KEEP in the KVS
+ * module's fence.c; forgotten within a second after that, by rank 0's
+ * timer; a restart of rank 0's KVS forgets them at once): a contribution
+ * under that name in that
  * time is a late joiner and fails, with EINVAL ("fence already complete:
  * too many participants") if the fence succeeded, or with the fence's own
  * error.  Use a fresh name for every fence (e.g. with a run or iteration

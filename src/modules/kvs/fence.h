@@ -9,9 +9,14 @@
  * messages (several fences may share one), with at most one relay in
  * flight: the first leaves at the end of the reactor pass in which
  * something was merged, and what is merged while it travels leaves, as
- * one message, when the parent acknowledges it.  The table then keeps
- * only the local requests to answer.  A contribution that cannot be
- * relayed becomes an error contribution, so its fence fails everywhere.
+ * one message, when the parent acknowledges it (a parent acknowledges a
+ * relay once it has decoded it, before merging).  A relay holds at most
+ * relay_max bytes: fences that do not fit wait for the next one, and a
+ * fence too large alone fails (E2BIG).  The table then keeps only the
+ * local requests to answer.  A contribution that cannot be relayed (too
+ * large, out of memory, a failed send, a relay the parent refused)
+ * becomes an error contribution, carried by the next relay, so its fence
+ * fails everywhere.
  * On rank 0, a fence whose count reaches nprocs is ready to be applied
  * (apply.c).
  *
