@@ -26,7 +26,8 @@ static const char *usage_text =
 "  mkdir KEY...                      make empty directories\n"
 "  link TARGET NAME                  make NAME a symlink to TARGET\n"
 "  readlink KEY...                   print symlink targets\n"
-"  watch [-c N] KEY                  print the value each time it changes\n"
+"  watch [-c N] [-n] KEY             print the value (a directory: its listing,\n"
+"                                    JSON) each time it changes\n"
 "  version                           print the KVS version this broker has\n"
 "  wait VERSION                      wait until this broker has VERSION\n"
 "  fence NAME NPROCS [KEY=VALUE...]  join a collective commit of NPROCS callers\n"
@@ -46,6 +47,7 @@ static const char *usage_text =
 "  -f, --force        unlink: ignore keys that do not exist\n"
 "Options of watch and dropcache:\n"
 "  -c, --count=N      watch: exit after N values\n"
+"  -n, --no-initial   watch: report changes only, not the current value\n"
 "      --all          dropcache: on every broker\n";
 
 static canopy_t *h;
@@ -343,20 +345,23 @@ static int cmd_watch (int argc, char **argv)
 {
     static const struct option opts[] = {
         { "count", required_argument, NULL, 'c' },
+        { "no-initial", no_argument, NULL, 'n' },
         { NULL, 0, NULL, 0 },
     };
     long count = -1, seen = 0;
-    int c;
+    int c, flags = KVS_WATCH_INITIAL;
     optind = 0;
-    while ((c = getopt_long (argc, argv, "+c:", opts, NULL)) != -1) {
+    while ((c = getopt_long (argc, argv, "+c:n", opts, NULL)) != -1) {
         if (c == 'c')
             count = cmd_parse_long (optarg, "count", 1, 1L << 40);
+        else if (c == 'n')
+            flags &= ~KVS_WATCH_INITIAL;
         else
             usage_err ();
     }
     if (optind != argc - 1)
         usage_err ();
-    canopy_future_t *f = kvs_watch_start (h, argv[optind], 0);
+    canopy_future_t *f = kvs_watch_start (h, argv[optind], flags);
     if (!f)
         log_err_exit ("watch %s", argv[optind]);
     while (count < 0 || seen < count) {

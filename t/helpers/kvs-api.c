@@ -1,6 +1,6 @@
 /* kvs-api - checks of the KVS C API that the command line cannot make:
  * typed round trips, write-back visibility, directory iteration, async
- * lookups in flight.  Prints "ok N - what" lines; exits 1 on the first
+ * lookups in flight, watch streams (flags, directories) and callbacks.  Prints "ok N - what" lines; exits 1 on the first
  * failure.  Usage: kvs-api PREFIX
  */
 #include <stdio.h>
@@ -26,6 +26,103 @@ static char *k (const char *prefix, const char *name)
     char *b = buf[i++ % 8];
     snprintf (b, 256, "%s.%s", prefix, name);
     return b;
+}
+
+/* kvs_watch callback: record what it was given, stop the reactor. */
+struct watched {
+    canopy_t *h;
+    int calls;
+    int errnum;
+    json_t *val;
+};
+
+static int watch_cb (const char *key, json_t *val, int errnum, void *arg)
+{
+    struct watched *w = arg;
+    w->calls++;
+    w->errnum = errnum;
+    json_decref (w->val);
+    w->val = json_incref (val);
+    canopy_reactor_stop (canopy_get_reactor (w->h));
+    return 0;
+}
+
+/* Is 'o' a "dir" listing that has entry 'name'? */
+static bool is_listing_with (json_t *o, const char *name)
+{
+    const char *type;
+    json_t *data;
+    return o && json_unpack (o, "{s:s s:o}", "type", &type, "data", &data) == 0
+           && !strcmp (type, "dir") && json_object_get (data, name) != NULL;
+}
+
+static void watch_checks (canopy_t *h, const char *p)
+{
+    canopy_future_t *f;
+    json_t *o = NULL;
+    const void *data;
+    size_t len;
+    bool exists;
+
+    /* a directory, with its current listing first */
+    CHECK (kvs_put_int (h, k (p, "wd.a"), 1) == 0 && kvs_commit (h, 0) == 0,
+           "commit a directory");
+    CHECK ((f = kvs_watch_start (h, k (p, "wd"), KVS_WATCH_INITIAL)) != NULL,
+           "watch_start of a directory");
+    CHECK (kvs_watch_get (f, &o) == 0 && is_listing_with (o, "a"),
+           "watch_get: the directory's listing first");
+    json_decref (o);
+    CHECK (kvs_watch_get_raw (f, &data, &len, &exists) == 0 && exists
+           && len > 0 && (o = json_loadb (data, len, 0, NULL))
+           && is_listing_with (o, "a"),
+           "watch_get_raw: the listing as JSON text");
+    json_decref (o);
+    canopy_future_reset (f);
+    CHECK (kvs_put_int (h, k (p, "wd.sub.deep"), 2) == 0 && kvs_commit (h, 0) == 0,
+           "commit deep below the directory");
+    CHECK (kvs_watch_get (f, &o) == 0 && is_listing_with (o, "sub"),
+           "watch_get: a change below reports the listing again");
+    json_decref (o);
+    CHECK (kvs_watch_cancel (f) == 0, "watch_cancel");
+    canopy_future_reset (f);
+    while (kvs_watch_get (f, &o) == 0) {   /* reports sent before the cancel */
+        json_decref (o);
+        canopy_future_reset (f);
+    }
+    CHECK (errno == ENODATA, "the stream ends with ENODATA");
+    canopy_future_destroy (f);
+
+    /* without KVS_WATCH_INITIAL: the first result is the first change */
+    CHECK ((f = kvs_watch_start (h, k (p, "wn"), 0)) != NULL, "watch_start, no flags");
+    /* the KVS module handles this handle's requests in order: the watch
+     * looks at the root before the commit
+     */
+    CHECK (kvs_put_int (h, k (p, "wn"), 7) == 0 && kvs_commit (h, 0) == 0,
+           "commit the watched key");
+    CHECK (kvs_watch_get (f, &o) == 0 && json_integer_value (o) == 7,
+           "the first result is the change, not the absent key");
+    json_decref (o);
+    canopy_future_destroy (f);
+
+    /* unknown flags */
+    CHECK ((f = kvs_watch_start (h, k (p, "wn"), KVS_READDIR)) != NULL,
+           "watch_start with an unknown flag");
+    CHECK (kvs_watch_get (f, &o) < 0 && errno == EINVAL,
+           "is refused (EINVAL)");
+    canopy_future_destroy (f);
+
+    /* the callback API gives the listing of a directory */
+    struct watched w = { .h = h };
+    CHECK (kvs_watch (h, k (p, "wd"), watch_cb, &w) == 0, "kvs_watch a directory");
+    CHECK (kvs_watch (h, k (p, "wd"), watch_cb, &w) < 0 && errno == EEXIST,
+           "kvs_watch twice is EEXIST");
+    CHECK (canopy_reactor_run (canopy_get_reactor (h), 0) >= 0 && w.calls == 1
+           && w.errnum == 0 && is_listing_with (w.val, "sub"),
+           "the callback gets the listing");
+    CHECK (kvs_unwatch (h, k (p, "wd")) == 0, "kvs_unwatch");
+    CHECK (kvs_unwatch (h, k (p, "wd")) < 0 && errno == ENOENT,
+           "kvs_unwatch of what is not watched is ENOENT");
+    json_decref (w.val);
 }
 
 int main (int argc, char *argv[])
@@ -156,6 +253,8 @@ int main (int argc, char *argv[])
     CHECK (kvs_commit (h, 0) == 0, "empty commit");
     CHECK (kvs_get_int (h, k (p, "never"), &iv) < 0 && errno == ENOENT,
            "discarded puts are not committed");
+
+    watch_checks (h, p);
     canopy_close (h);
     printf ("1..%d\n", n);
     return 0;

@@ -1,9 +1,12 @@
 /* kvs_watch.c - following a key's changes.
  *
  * The service answers a streaming "kvs.watch" request with
- * {"val": base64|null} each time the key's value differs from the last
- * one it sent (first the current value), until "kvs.unwatch" or the
- * client disconnects; the stream then ends with ENODATA.
+ * {"val": base64|null} (a value, or no such key) or {"dir": treeobj} (a
+ * directory's listing) each time what the key holds changes (first what
+ * it holds now, with KVS_WATCH_INITIAL), until "kvs.unwatch" or the
+ * client disconnects; the stream then ends with ENODATA.  A directory's
+ * listing is handed out as its JSON text (the bytes), so kvs_watch_get
+ * gives the "dir" tree object.
  * kvs_watch() wraps the stream in a continuation that calls the user's
  * callback; its future is kept on the handle by key for kvs_unwatch().
  */
@@ -26,30 +29,10 @@ canopy_future_t *kvs_watch_start (canopy_t *h, const char *key, int flags)
                             "{s:s s:i}", "key", key, "flags", flags);
 }
 
-int kvs_watch_get_raw (canopy_future_t *f, const void **data, size_t *len, bool *exists)
+/* Keep bytes on the future until the next call or reset. */
+static int keep (canopy_future_t *f, void *buf, size_t n, const void **data,
+                 size_t *len)
 {
-    json_t *val;
-    void *buf;
-    size_t n;
-
-    if (canopy_rpc_get_unpack (f, "{s:o}", "val", &val) < 0)
-        return -1;
-    if (json_is_null (val)) {
-        if (exists)
-            *exists = false;
-        if (data)
-            *data = NULL;
-        if (len)
-            *len = 0;
-        return 0;
-    }
-    if (!json_is_string (val)) {
-        errno = EPROTO;
-        return -1;
-    }
-    /* the decoded bytes live on the future until the next call or reset */
-    if (!(buf = base64_decode (json_string_value (val), json_string_length (val), &n)))
-        return -1;
     size_t *np = malloc (sizeof (size_t));
     if (!np) {
         free (buf);
@@ -66,13 +49,60 @@ int kvs_watch_get_raw (canopy_future_t *f, const void **data, size_t *len, bool 
         free (np);
         return -1;
     }
-    n = *(size_t *)canopy_future_aux_get (f, "kvs::watchlen");
-    if (exists)
-        *exists = true;
     if (data)
         *data = buf;
     if (len)
         *len = n;
+    return 0;
+}
+
+int kvs_watch_get_raw (canopy_future_t *f, const void **data, size_t *len, bool *exists)
+{
+    json_t *val = NULL, *dir = NULL;
+    void *buf;
+    size_t n;
+
+    if (canopy_rpc_get_unpack (f, "{s?o s?o}", "val", &val, "dir", &dir) < 0)
+        return -1;
+    if (dir) {
+        /* a directory: its listing as JSON text */
+        if (!json_is_object (dir)) {
+            errno = EPROTO;
+            return -1;
+        }
+        if (!(buf = json_dumps (dir, JSON_COMPACT | JSON_SORT_KEYS))) {
+            errno = ENOMEM;
+            return -1;
+        }
+        if (keep (f, buf, strlen (buf), data, len) < 0)
+            return -1;
+        if (exists)
+            *exists = true;
+        return 0;
+    }
+    if (!val) {
+        errno = EPROTO;
+        return -1;
+    }
+    if (json_is_null (val)) {
+        if (exists)
+            *exists = false;
+        if (data)
+            *data = NULL;
+        if (len)
+            *len = 0;
+        return 0;
+    }
+    if (!json_is_string (val)) {
+        errno = EPROTO;
+        return -1;
+    }
+    if (!(buf = base64_decode (json_string_value (val), json_string_length (val), &n)))
+        return -1;
+    if (keep (f, buf, n, data, len) < 0)
+        return -1;
+    if (exists)
+        *exists = true;
     return 0;
 }
 
@@ -86,6 +116,16 @@ int kvs_watch_get (canopy_future_t *f, json_t **valp)
     if (!valp) {
         errno = EINVAL;
         return -1;
+    }
+    /* a directory's listing: the tree object itself, not via its text */
+    json_t *dir = NULL;
+    if (canopy_rpc_get_unpack (f, "{s?o}", "dir", &dir) == 0 && dir) {
+        if (!json_is_object (dir)) {
+            errno = EPROTO;
+            return -1;
+        }
+        *valp = json_incref (dir);
+        return 0;
     }
     if (kvs_watch_get_raw (f, &data, &len, &exists) < 0)
         return -1;
@@ -188,7 +228,7 @@ int kvs_watch (canopy_t *h, const char *key, kvs_watch_f cb, void *arg)
         errno = EEXIST;
         goto error;
     }
-    if (!(w->f = kvs_watch_start (h, w->key, 0))
+    if (!(w->f = kvs_watch_start (h, w->key, KVS_WATCH_INITIAL))
         || canopy_future_then (w->f, -1, watch_continuation, w) < 0)
         goto error;
     if (canopy_aux_set (h, w->auxname, w, watcher_destroy) < 0)

@@ -52,7 +52,8 @@ enum kvs_flags {
     KVS_TREEOBJ = 4,        /* lookup: return the tree object itself */
     KVS_NO_MERGE = 8,       /* commit: apply alone, not merged with others */
     KVS_SYNC = 16,          /* commit/fence: return once durable */
-    KVS_WATCH_INITIAL = 32, /* watch: report the current value first (default) */
+    KVS_WATCH_INITIAL = 32, /* watch stream: report what the key holds
+                               now first (kvs_watch always does) */
 };
 
 /* Text of the last error reported by the service on this handle (or NULL). */
@@ -84,7 +85,10 @@ int kvs_pending (canopy_t *h);
  *
  * Fence names: all nprocs participants of a fence use the same name,
  * nprocs and flags.  Once a fence has finished (succeeded or failed) its
- * name stays taken for 5 minutes: a contribution under that name in that
+ * name stays taken for 300 seconds (5 minutes, FINISHED_KEEP in the KVS
+ * module's fence.c; forgotten within a second after that, by rank 0's
+ * timer; a restart of rank 0's KVS forgets them at once): a contribution
+ * under that name in that
  * time is a late joiner and fails, with EINVAL ("fence already complete:
  * too many participants") if the fence succeeded, or with the fence's own
  * error.  Use a fresh name for every fence (e.g. with a run or iteration
@@ -130,8 +134,19 @@ int kvs_wait_version (canopy_t *h, int version);
 
 /* Watch a key: cb is called from the handle's reactor with the current
  * value first, then each time the value changes (val NULL: the key does
- * not exist; errnum non-zero: the watch failed and has ended).  Return
- * non-zero from cb to stop watching.
+ * not exist; errnum non-zero: the watch failed and has ended).  val is
+ * borrowed for the call: the value decoded as JSON, or a JSON string of
+ * its bytes if they are not JSON.  Return non-zero from cb to stop
+ * watching.  If the key is a directory, val is its listing, a "dir" tree
+ * object ({"data": {name: entry, ...}, "type": "dir", "ver": 1}, what
+ * kvs_get_dir reads; subdirectories are "dirref" entries), and cb is
+ * called whenever anything below the directory changes, however deep.
+ * Symlinks on the way are followed.  The key is watched from the root
+ * the handle's broker has: a change reaches cb once that broker has it.
+ * kvs_watch returns 0, or -1 with errno: EINVAL (NULL argument, bad key),
+ * EEXIST (this handle already watches the key), ENOMEM.
+ * kvs_unwatch returns 0, or -1 with errno: EINVAL, ENOENT (not watched
+ * on this handle), ENOMEM; cb is not called again.
  */
 typedef int (*kvs_watch_f)(const char *key, json_t *val, int errnum, void *arg);
 int kvs_watch (canopy_t *h, const char *key, kvs_watch_f cb, void *arg);
@@ -147,7 +162,11 @@ int kvs_dropcache (canopy_t *h, bool all);
  * destroyed).  kvs_commit_async/kvs_fence_async send the pending
  * transaction; kvs_commit_get gives the new version.  kvs_watch_start
  * returns a streaming future: after each result, reset it to get the
- * next; kvs_watch_cancel ends the stream (a last ENODATA result).
+ * next; kvs_watch_cancel ends the stream (a last ENODATA result).  Its
+ * flags: KVS_WATCH_INITIAL makes the first result what the key holds now;
+ * without it, the first result is the first change (other flags: EINVAL).
+ * A directory's result is its listing as JSON text (kvs_watch_get: the
+ * "dir" tree object).
  */
 canopy_future_t *kvs_lookup (canopy_t *h, const char *key, int flags);
 int kvs_lookup_get_raw (canopy_future_t *f, const void **data, size_t *len);
@@ -160,8 +179,25 @@ int kvs_commit_get (canopy_future_t *f, int *version);
 canopy_future_t *kvs_getroot (canopy_t *h);
 int kvs_getroot_get (canopy_future_t *f, int *version, const char **rootref);
 canopy_future_t *kvs_wait_version_async (canopy_t *h, int version);
+/* Watch streams.  kvs_watch_start returns NULL with errno (EINVAL: NULL
+ * handle or key, ENOMEM); flags other than KVS_WATCH_INITIAL are refused
+ * by the service (the first result is EINVAL).
+ * kvs_watch_get: *val is NULL when the key does not exist; otherwise a
+ * new reference: a directory's "dir" listing, or the value decoded as
+ * JSON (a JSON string of its bytes if they are not JSON).
+ * kvs_watch_get_raw: the bytes (a directory: its listing's compact JSON
+ * text), valid until the future is reset or destroyed; *exists false (and
+ * *data NULL, *len 0) when the key does not exist.  data, len, exists may
+ * be NULL.
+ * Both return 0, or -1 with errno: ENODATA (the stream ended: cancelled,
+ * or the module unloaded), EPROTO (a malformed response), EPERM (guests
+ * without read access), ENOMEM, a lookup's error (ELOOP, or a load
+ * error; the watch has then ended).  The service's error text is
+ * canopy_future_error_string's.
+ * kvs_watch_cancel asks the service to end the stream (no response of its
+ * own); returns 0, or -1 with errno (EINVAL: not a handle's future).
+ */
 canopy_future_t *kvs_watch_start (canopy_t *h, const char *key, int flags);
-/* val is NULL when the key does not exist (new reference otherwise). */
 int kvs_watch_get (canopy_future_t *f, json_t **val);
 int kvs_watch_get_raw (canopy_future_t *f, const void **data, size_t *len,
                        bool *exists);

@@ -762,43 +762,54 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
     struct applier *a = rd->a;
     struct kvs_ctx *ctx = a->ctx;
     json_t *names = json_array ();
-    json_t *errors = json_array ();
+    bool names_ok = names != NULL;
     bool any = false;
 
     for (int i = 0; i < rd->nfences; i++) {
         const char *name = rd->fences[i]->name;
         int e = errnum ? errnum : rd->failed[i];
         const char *s = errnum ? errstr : rd->errstr[i];
-        if (e) {
-            json_array_append_new (errors, json_pack ("{s:s s:i s:s}", "name", name,
-                                                      "errnum", e, "errstr",
-                                                      s ? s : ""));
-            fence_finished (ctx->fences, name, e, s);
-        }
+        if (e)
+            fence_finished (ctx->fences, name, e, s);   /* publishes it */
         else {
-            json_array_append_new (names, json_string (name));
+            if (names_ok && json_array_append_new (names, json_string (name)) < 0)
+                names_ok = false;
             fence_finished (ctx->fences, name, 0, NULL);
             any = true;
         }
     }
-    if (any && !errnum)
+    if (any)
         kvs_root_update (ctx, ctx->version + 1, rd->rootref);
     /* failures were published one by one by fence_finished; publish the
      * successes (and the new root) in one event, with the small new
-     * directories every broker's next lookup would otherwise fault in
+     * directories every broker's next lookup would otherwise fault in.
+     * If that event cannot be built or sent, every success is published
+     * again later (fence_timer), and answered then, here too.
      */
-    if (json_array_size (names) > 0) {
-        json_t *objs = any && !errnum ? prime_objects (rd) : json_array ();
-        canopy_future_t *f = canopy_event_publish_pack (ctx->h, "kvs.setroot", 0,
-                                                        "{s:i s:s s:O s:[] s:f s:o}",
-                                                        "version", ctx->version,
-                                                        "rootref", ctx->rootref,
-                                                        "names", names,
-                                                        "errors",
-                                                        "stamp", monotime (),
-                                                        "objs", objs ? objs : json_array ());
-        if (!f)
-            canopy_log_error (ctx->h, "publish kvs.setroot");
+    if (any) {
+        json_t *objs = names_ok ? prime_objects (rd) : NULL;
+        canopy_future_t *f = NULL;
+        if (names_ok && objs)
+            f = canopy_event_publish_pack (ctx->h, "kvs.setroot", 0,
+                                           "{s:i s:s s:O s:[] s:f s:o}",
+                                           "version", ctx->version,
+                                           "rootref", ctx->rootref,
+                                           "names", names,
+                                           "errors",
+                                           "stamp", monotime (),
+                                           "objs", objs);
+        else {
+            json_decref (objs);
+            errno = ENOMEM;
+        }
+        if (!f) {
+            for (int i = 0; i < rd->nfences; i++) {
+                if (!errnum && !rd->failed[i])
+                    fence_publish_failed (ctx->fences, rd->fences[i]->name);
+            }
+            json_decref (names);
+            names = NULL;       /* nothing to answer here now */
+        }
         canopy_future_destroy (f);
         /* the apply ends here; answering is counted as setroot handling */
         double t1 = thread_cputime ();
@@ -807,11 +818,11 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
         /* rank 0 has the new root already: answer its own callers now
          * rather than when the event comes back
          */
-        fence_setroot (ctx->fences, names, NULL, ctx->version, ctx->rootref);
+        if (names)
+            fence_setroot (ctx->fences, names, NULL, ctx->version, ctx->rootref);
         tstat_push (&ctx->timing.setroot_handle, (thread_cputime () - t1) * 1e6);
     }
     json_decref (names);
-    json_decref (errors);
     ctx->stats.applies++;
     ctx->stats.apply_txns += rd->nfences;
     if (rd->t0 >= 0)

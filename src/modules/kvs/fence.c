@@ -27,6 +27,14 @@
  *   so a batch carrying several fences does not mix their blobs.
  * - Errors always travel to rank 0 (as error contributions) and come back
  *   in the setroot event, so every participant sees the same outcome.
+ * - Rank 0 never loses an outcome to a failed publication: an event that
+ *   cannot be built or sent leaves the outcome on the fence's entry
+ *   ('unpublished', no allocation needed) and fence_timer publishes it
+ *   again; the entry and its waiters stay until the event comes back.
+ * - A local request is merged only once its waiter has a slot, so an
+ *   ENOMEM answer never goes to a client whose operations will commit.
+ *   A contribution that cannot get an entry is answered ENOMEM (its
+ *   client) and, on rank 0, fails the fence for every participant.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +67,7 @@ struct fence {
     blobtab_t *blobs;
     struct waiter *waiters;
     int nwaiters;
+    int capwaiters;             /* allocated slots in 'waiters' */
     bool dirty;                 /* rank > 0: something to forward */
     bool sending;               /* rank > 0: in the relay being built */
     bool inflight;              /* rank > 0: content in the relay in flight */
@@ -68,6 +77,9 @@ struct fence {
     double created;
     bool ready;
     struct list_node ready_node;
+    bool unpublished;           /* rank 0: its outcome is still to publish */
+    int pub_errnum;             /* ... that outcome (0: success) */
+    char pub_errstr[160];
 };
 
 struct finished {
@@ -86,6 +98,7 @@ struct fence_table {
     canopy_watcher_t *prep;
     int ndirty;
     canopy_future_t *relay;     /* the relay in flight, or NULL */
+    int nunpublished;           /* rank 0: fences with 'unpublished' */
 };
 
 static void fence_free (void *arg)
@@ -134,6 +147,10 @@ static void fence_remove (struct fence_table *ft, struct fence *f)
         f->dirty = false;
         ft->ndirty--;
     }
+    if (f->unpublished) {
+        f->unpublished = false;
+        ft->nunpublished--;
+    }
     if (ft->ctx->rank == 0)
         user_count (ft, f->userid, -1);
     (void)hashmap_delete (ft->fences, f->name);
@@ -175,33 +192,97 @@ static void mark_dirty (struct fence_table *ft, struct fence *f)
 }
 
 /* rank 0: publish the outcome of one fence.  The setroot event carries
- * the current version; the names/errors tell who is done.
+ * the current version; the names/errors tell who is done.  Returns 0, or
+ * -1 with errno if the event could not be built or sent.
  */
-static void publish_outcome (struct fence_table *ft, const char *name, int errnum,
-                             const char *errstr)
+static int publish_outcome (struct fence_table *ft, const char *name, int errnum,
+                            const char *errstr)
 {
     struct kvs_ctx *ctx = ft->ctx;
     json_t *names = json_array ();
     json_t *errors = json_array ();
-    canopy_future_t *f;
+    canopy_future_t *f = NULL;
+    int rc = -1;
 
     if (!names || !errors)
+        goto nomem;
+    if (errnum) {
+        if (json_array_append_new (errors, json_pack ("{s:s s:i s:s}", "name", name,
+                                                      "errnum", errnum, "errstr",
+                                                      errstr ? errstr : "")) < 0)
+            goto nomem;
+    }
+    else if (json_array_append_new (names, json_string (name)) < 0)
+        goto nomem;
+    if (!(f = canopy_event_publish_pack (ctx->h, "kvs.setroot", 0,
+                                         "{s:i s:s s:O s:O}",
+                                         "version", ctx->version,
+                                         "rootref", ctx->rootref,
+                                         "names", names, "errors", errors)))
         goto done;
-    if (errnum)
-        json_array_append_new (errors, json_pack ("{s:s s:i s:s}", "name", name,
-                                                  "errnum", errnum,
-                                                  "errstr", errstr ? errstr : ""));
-    else
-        json_array_append_new (names, json_string (name));
-    f = canopy_event_publish_pack (ctx->h, "kvs.setroot", 0, "{s:i s:s s:O s:O}",
-                                   "version", ctx->version, "rootref", ctx->rootref,
-                                   "names", names, "errors", errors);
-    if (!f)
-        canopy_log_error (ctx->h, "publish kvs.setroot");
     canopy_future_destroy (f);
-done:
+    rc = 0;
+    goto done;
+nomem:
+    errno = ENOMEM;
+done:;
+    int e = errno;
     json_decref (names);
     json_decref (errors);
+    errno = e;
+    return rc;
+}
+
+/* rank 0: the outcome of 'name' could not be published.  It is kept on
+ * the fence's entry (no allocation) and published again by fence_timer;
+ * the entry, with its waiters, stays until the event comes back.
+ */
+static void publish_later (struct fence_table *ft, const char *name, int errnum,
+                           const char *errstr)
+{
+    struct kvs_ctx *ctx = ft->ctx;
+    struct fence *f = hashmap_lookup (ft->fences, name);
+    int e = errno;
+
+    if (!f) {
+        /* no one on rank 0 waits for it; other brokers' waiters, if any,
+         * wait for the fence timeout
+         */
+        canopy_log (ctx->h, LOG_ERR, "cannot publish the outcome of fence %.64s:"
+                    " %s", name, strerror (e));
+        return;
+    }
+    if (!f->unpublished) {
+        f->unpublished = true;
+        ft->nunpublished++;
+    }
+    f->pub_errnum = errnum;
+    snprintf (f->pub_errstr, sizeof (f->pub_errstr), "%s", errstr ? errstr : "");
+    canopy_log (ctx->h, LOG_ERR, "cannot publish the outcome of fence %.64s: %s;"
+                " trying again", name, strerror (e));
+}
+
+void fence_publish_failed (struct fence_table *ft, const char *name)
+{
+    publish_later (ft, name, 0, NULL);
+}
+
+/* rank 0: publish the outcomes that could not be published before. */
+static void publish_retry (struct fence_table *ft)
+{
+    void *val;
+    if (ft->nunpublished == 0)
+        return;
+    for (const char *k = hashmap_first (ft->fences, &val); k;
+         k = hashmap_next (ft->fences, &val)) {
+        struct fence *f = val;
+        if (!f->unpublished)
+            continue;
+        if (publish_outcome (ft, f->name, f->pub_errnum, f->pub_errstr) < 0)
+            break;      /* still failing: the next tick tries again */
+        f->unpublished = false;
+        ft->nunpublished--;
+    }
 }
 
 static void remember (struct fence_table *ft, const char *name, int errnum,
@@ -226,8 +307,8 @@ void fence_finished (struct fence_table *ft, const char *name, int errnum,
     /* rank 0 keeps the entry until its own setroot event arrives, so its
      * local waiters are answered like everyone else's
      */
-    if (errnum)
-        publish_outcome (ft, name, errnum, errstr);
+    if (errnum && publish_outcome (ft, name, errnum, errstr) < 0)
+        publish_later (ft, name, errnum, errstr);
 }
 
 /* rank 0: decide a failure now. */
@@ -341,6 +422,50 @@ static void check_ready (struct fence_table *ft, struct fence *f)
     ft->nready++;
 }
 
+/* Room for one more waiter on 'f'.  Returns 0, or -1 (ENOMEM). */
+static int reserve_waiter (struct fence *f)
+{
+    if (f->nwaiters < f->capwaiters)
+        return 0;
+    int cap = f->capwaiters ? f->capwaiters * 2 : 1;
+    struct waiter *v = realloc (f->waiters, cap * sizeof (*v));
+    if (!v) {
+        errno = ENOMEM;
+        return -1;
+    }
+    f->waiters = v;
+    f->capwaiters = cap;
+    return 0;
+}
+
+static void respond_nomem (struct fence_table *ft, const char *name,
+                           const canopy_msg_t *waiter)
+{
+    char buf[160];
+    snprintf (buf, sizeof (buf), "out of memory joining fence %.64s on rank %u",
+              name, ft->ctx->rank);
+    canopy_respond_error (ft->ctx->h, waiter, ENOMEM, buf);
+}
+
+/* A contribution to 'name' could not get an entry (out of memory): its
+ * waiter, if any, is answered ENOMEM now.  On rank 0 the contribution is
+ * lost, so (if 'fail_all') the fence fails for every participant; on
+ * other ranks, the other participants see rank 0's fence timeout.
+ */
+static void create_failed (struct fence_table *ft, const char *name,
+                           const canopy_msg_t *waiter, bool fail_all)
+{
+    char buf[160];
+    if (waiter)
+        respond_nomem (ft, name, waiter);
+    snprintf (buf, sizeof (buf), "out of memory merging fence %.64s on rank %u",
+              name, ft->ctx->rank);
+    if (ft->ctx->rank == 0 && fail_all)
+        fence_finished (ft, name, ENOMEM, buf);
+    else if (!waiter)
+        canopy_log (ft->ctx->h, LOG_ERR, "kvs.relay: %s: a contribution is lost", buf);
+}
+
 /* Merge one contribution 'c' (its blobs in 'blobs'; 'refs' as for
  * merge_blobs).  'waiter' is the local request to answer later, or NULL
  * for a relay.
@@ -361,30 +486,47 @@ static void merge (struct fence_table *ft, const struct kvs_relay_fence *c,
         userid = c->userid;
     if (ctx->rank == 0 && (fin = hashmap_lookup (ft->finished, name))
         && !hashmap_lookup (ft->fences, name)) {
-        /* late joiner of a finished fence: same error, or "complete" */
-        if (fin->errnum)
-            publish_outcome (ft, name, fin->errnum, fin->errstr);
-        else
-            publish_outcome (ft, name, EINVAL, "fence already complete: too many participants");
-        /* keep the waiter so the event answers it */
+        /* late joiner of a finished fence: same error, or "complete";
+         * the entry keeps the waiter so the event answers it
+         */
+        int e = fin->errnum ? fin->errnum : EINVAL;
+        char es[160];
+        snprintf (es, sizeof (es), "%s", fin->errnum ? fin->errstr
+                  : "fence already complete: too many participants");
         if (waiter) {
-            if (!(f = fence_create (ft, name, nprocs, flags, userid)))
+            if (!(f = fence_create (ft, name, nprocs, flags, userid))) {
+                create_failed (ft, name, waiter, false);
                 return;
+            }
             f->failed = true;
-            goto add_waiter;
         }
+        if (publish_outcome (ft, name, e, es) < 0)
+            publish_later (ft, name, e, es);
+        if (waiter)
+            goto add_waiter;
         return;
     }
     if (!(f = hashmap_lookup (ft->fences, name))) {
         if (ctx->rank == 0 && !errnum
             && user_pending (ft, userid) >= ctx->limits.max_pending_per_user) {
-            if (!(f = fence_create (ft, name, nprocs, flags, userid)))
+            if (!(f = fence_create (ft, name, nprocs, flags, userid))) {
+                create_failed (ft, name, waiter, false);
                 return;
+            }
             fail (ft, f, name, EAGAIN, "too many open fences for this user");
             goto add_waiter;
         }
-        if (!(f = fence_create (ft, name, nprocs, flags, userid)))
+        if (!(f = fence_create (ft, name, nprocs, flags, userid))) {
+            create_failed (ft, name, waiter, true);
             return;
+        }
+    }
+    /* the waiter's slot first: a contribution is merged only if its
+     * waiter can be kept to hear the outcome
+     */
+    if (waiter && reserve_waiter (f) < 0) {
+        respond_nomem (ft, name, waiter);
+        return;
     }
     if (errnum) {
         fail (ft, f, name, errnum, errstr ? errstr : "fence failed");
@@ -419,13 +561,11 @@ static void merge (struct fence_table *ft, const struct kvs_relay_fence *c,
         mark_dirty (ft, f);
 add_waiter:
     if (waiter) {
-        struct waiter *v = realloc (f->waiters, (f->nwaiters + 1) * sizeof (*v));
         const char *sender = canopy_msg_route_last (waiter);
-        if (!v) {
-            canopy_respond_error (ctx->h, waiter, ENOMEM, NULL);
+        if (reserve_waiter (f) < 0) {
+            respond_nomem (ft, name, waiter);
             return;
         }
-        f->waiters = v;
         f->waiters[f->nwaiters].msg = canopy_msg_incref ((canopy_msg_t *)waiter);
         snprintf (f->waiters[f->nwaiters].sender,
                   sizeof (f->waiters[f->nwaiters].sender), "%s", sender ? sender : "");
@@ -949,6 +1089,7 @@ void fence_timer (struct fence_table *ft, double now)
 
     if (ft->ctx->rank != 0)
         return;
+    publish_retry (ft);
     for (const char *k = hashmap_first (ft->finished, &val); k;
          k = hashmap_next (ft->finished, &val)) {
         struct finished *fin = val;

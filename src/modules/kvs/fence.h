@@ -9,9 +9,14 @@
  * messages (several fences may share one), with at most one relay in
  * flight: the first leaves at the end of the reactor pass in which
  * something was merged, and what is merged while it travels leaves, as
- * one message, when the parent acknowledges it.  The table then keeps
- * only the local requests to answer.  A contribution that cannot be
- * relayed becomes an error contribution, so its fence fails everywhere.
+ * one message, when the parent acknowledges it (a parent acknowledges a
+ * relay once it has decoded it, before merging).  A relay holds at most
+ * relay_max bytes: fences that do not fit wait for the next one, and a
+ * fence too large alone fails (E2BIG).  The table then keeps only the
+ * local requests to answer.  A contribution that cannot be relayed (too
+ * large, out of memory, a failed send, a relay the parent refused)
+ * becomes an error contribution, carried by the next relay, so its fence
+ * fails everywhere.
  * On rank 0, a fence whose count reaches nprocs is ready to be applied
  * (apply.c).
  *
@@ -61,9 +66,18 @@ int fence_take_ready (struct fence_table *ft, struct ready_fence **out, int max)
 void ready_fence_free (struct ready_fence *rf);
 bool fence_have_ready (struct fence_table *ft);
 int fence_ready_count (struct fence_table *ft);
-/* rank 0: record the outcome and tell everyone (publishes kvs.setroot). */
+/* rank 0: record the outcome and tell everyone (a failure: publishes
+ * kvs.setroot; a success is published by the applier, with the new root).
+ * An outcome that cannot be published (out of memory, a failed send) is
+ * kept on the fence's entry and published again by fence_timer, so every
+ * waiter is still answered, once.
+ */
 void fence_finished (struct fence_table *ft, const char *name, int errnum,
                      const char *errstr);
+/* rank 0: the applier could not publish the success of 'name': publish it
+ * again from fence_timer (with the then current version).
+ */
+void fence_publish_failed (struct fence_table *ft, const char *name);
 /* rank 0: fail every open fence (e.g. a broker was lost). */
 void fence_fail_all (struct fence_table *ft, int errnum, const char *errstr);
 
@@ -71,7 +85,9 @@ void fence_fail_all (struct fence_table *ft, int errnum, const char *errstr);
 void fence_setroot (struct fence_table *ft, json_t *names, json_t *errors,
                     int version, const char *rootref);
 
-/* rank 0: expire old finished names, time out open fences. */
+/* rank 0: publish outcomes that could not be published before, expire
+ * old finished names, time out open fences.
+ */
 void fence_timer (struct fence_table *ft, double now);
 
 struct fence_stats {

@@ -34,6 +34,8 @@
  * the instance owner may do (access.h; default none).
  *   checkpoint-period=SEC  rank 0 checkpoints the root this often when it
  *                       changed (default 10; 0: only SYNC commits and unload)
+ * A value out of bounds or not a number is refused (options.h): the
+ * module does not load, and says why in the log.
  *
  * Persistence (rank 0, checkpoint.c): the root is restored from the newest
  * usable checkpoint at start, checkpointed periodically, by every KVS_SYNC
@@ -55,6 +57,7 @@
 #include "fence.h"
 #include "apply.h"
 #include "watch.h"
+#include "options.h"
 #include "access.h"
 #include "checkpoint.h"
 #include "load.h"
@@ -489,43 +492,10 @@ static void guest_admit (struct kvs_ctx *ctx, canopy_msg_handler_t **handlers)
 
 /* Configuration */
 
-static int set_option (struct kvs_ctx *ctx, const char *name, const char *value)
-{
-    char *end;
-    double d = strtod (value, &end);
-    if (*end || end == value || d < 0)
-        return -1;
-    if (!strcmp (name, "fence-timeout"))
-        ctx->limits.fence_timeout = d;
-    else if (!strcmp (name, "max-nprocs") && d >= 1)
-        ctx->limits.max_nprocs = (int)d;
-    else if (!strcmp (name, "max-pending") && d >= 1)
-        ctx->limits.max_pending_per_user = (int)d;
-    else if (!strcmp (name, "max-ops") && d >= 1)
-        ctx->limits.max_txn_ops = (int)d;
-    else if (!strcmp (name, "cache-max"))
-        ctx->cache_max = (size_t)d;
-    else if (!strcmp (name, "cache-age"))
-        ctx->cache_age = d;
-    else if (!strcmp (name, "hdir-threshold") && d >= 2)
-        ctx->limits.hdir_threshold = (int)d;
-    else if (!strcmp (name, "prime-max"))
-        ctx->limits.prime_max = (int)d;
-    else if (!strcmp (name, "prime-budget"))
-        ctx->limits.prime_budget = (int)d;
-    else if (!strcmp (name, "checkpoint-period"))
-        ctx->checkpoint_period = d;
-    else
-        return -1;
-    return 0;
-}
-
 static int configure (struct kvs_ctx *ctx, int argc, char **argv)
 {
-    static const char *names[] = { "fence-timeout", "max-nprocs", "max-pending",
-                                   "max-ops", "cache-max", "cache-age",
-                                   "hdir-threshold", "prime-max",
-                                   "prime-budget", "checkpoint-period", NULL };
+    const char *const *names = kvs_option_names;
+    canopy_error_t error;
     ctx->limits.max_nprocs = 1048576;
     ctx->limits.max_pending_per_user = 1024;
     ctx->limits.max_txn_ops = 1000000;
@@ -553,8 +523,9 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
         char attr[64];
         const char *v;
         snprintf (attr, sizeof (attr), "kvs.%s", names[i]);
-        if ((v = canopy_attr_get (ctx->h, attr)) && set_option (ctx, names[i], v) < 0) {
-            canopy_log (ctx->h, LOG_ERR, "bad attribute %s=%s", attr, v);
+        if ((v = canopy_attr_get (ctx->h, attr))
+            && kvs_option_set (ctx, names[i], v, &error) < 0) {
+            canopy_log (ctx->h, LOG_ERR, "bad attribute %s: %s", attr, error.text);
             errno = EINVAL;
             return -1;
         }
@@ -563,14 +534,15 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
         char *eq = strchr (argv[i], '=');
         char name[64];
         if (!eq || (size_t)(eq - argv[i]) >= sizeof (name)) {
-            canopy_log (ctx->h, LOG_ERR, "bad argument %s", argv[i]);
+            canopy_log (ctx->h, LOG_ERR, "bad argument %.100s: expected NAME=VALUE",
+                        argv[i]);
             errno = EINVAL;
             return -1;
         }
         memcpy (name, argv[i], eq - argv[i]);
         name[eq - argv[i]] = '\0';
-        if (set_option (ctx, name, eq + 1) < 0) {
-            canopy_log (ctx->h, LOG_ERR, "bad argument %s", argv[i]);
+        if (kvs_option_set (ctx, name, eq + 1, &error) < 0) {
+            canopy_log (ctx->h, LOG_ERR, "bad argument: %s", error.text);
             errno = EINVAL;
             return -1;
         }

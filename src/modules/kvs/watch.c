@@ -1,10 +1,15 @@
 /* watch.c - see watch.h.
  *
  * Design notes: each watch keeps the canonical encoding of the last tree
- * object it reported ("" for "no such key").  A check looks the key up as
- * a tree object; if it differs, it looks up the value and responds.  At
- * most one check per watch runs at a time; a root that arrives meanwhile
- * triggers another check when the current one ends.
+ * object it saw at the key (NULL for "no such key").  A check looks the
+ * key up as a tree object; if that differs, it looks up what to report
+ * (the value, or for a directory its listing) and responds.  Objects are
+ * content-addressed, so a directory's tree object (a dirref) changes
+ * whenever anything below it changes, and so does its listing (whose
+ * subdirectory entries are dirrefs too).  The first check only records
+ * the object unless the watch asked for KVS_WATCH_INITIAL.  At most one
+ * check per watch runs at a time; a root that arrives meanwhile triggers
+ * another check when the current one ends.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +18,7 @@
 #include <canopy/canopy.h>
 #include "src/common/libutil/list.h"
 #include "src/common/libutil/base64.h"
+#include <canopy/kvs.h>
 #include "src/common/libkvs/treeobj.h"
 #include "lookup.h"
 #include "watch.h"
@@ -24,9 +30,11 @@ struct watch {
     char *key;
     char sender[CANOPY_MSG_MAX_ROUTE_LEN + 1];
     uint32_t matchtag;
-    char *last;             /* encoding of last reported treeobj, or NULL */
-    bool reported;
+    char *last;             /* encoding of the last treeobj seen, or NULL */
+    bool reported;          /* 'last' is set: the first check is done */
+    bool initial;           /* KVS_WATCH_INITIAL: report the first check */
     struct lookup *l;       /* check in progress */
+    char root[BLOBREF_MAX]; /* the root it looks at */
     bool again;             /* another root arrived during the check */
     bool dead;
 };
@@ -61,27 +69,53 @@ static void watch_end (struct watch *w, int errnum, const char *errstr)
 
 static void check (struct watch *w);
 
-static void respond_value (struct watch *w, const void *data, size_t len, bool exists)
+/* Send one report: a value (exists) or "no such key".  Returns 0, or -1
+ * with errno if it could not be sent.
+ */
+static int respond_value (struct watch *w, const void *data, size_t len,
+                          bool exists)
 {
     struct kvs_ctx *ctx = w->wt->ctx;
-    if (!exists) {
-        canopy_respond_pack (ctx->h, w->req, "{s:n}", "val");
-        return;
-    }
+    if (!exists)
+        return canopy_respond_pack (ctx->h, w->req, "{s:n}", "val");
     char *s = base64_encode (data, len);
     if (!s) {
-        watch_end (w, ENOMEM, NULL);
-        return;
+        errno = ENOMEM;
+        return -1;
     }
-    canopy_respond_pack (ctx->h, w->req, "{s:s}", "val", s);
+    int rc = canopy_respond_pack (ctx->h, w->req, "{s:s}", "val", s);
+    int saved_errno = errno;
     free (s);
+    errno = saved_errno;
+    return rc;
 }
 
-static void value_done (struct lookup *l, void *arg)
+static void check_again (struct watch *w)
+{
+    if (w->again) {
+        w->again = false;
+        check (w);
+    }
+}
+
+/* A lookup of the watch failed: end it (at unload, as the unload does). */
+static void end_lookup_failed (struct watch *w, struct lookup *l)
+{
+    bool unloading = w->wt->ctx->unloading;
+    watch_end (w, unloading ? ENODATA : lookup_errnum (l),
+               unloading ? "KVS module unloading" : lookup_errstr (l));
+}
+
+/* The report of a value or a directory is in (lookup 'l'). */
+static void report_done (struct lookup *l, void *arg)
 {
     struct watch *w = arg;
+    struct kvs_ctx *ctx = w->wt->ctx;
     const void *data;
     size_t len;
+    json_t *dir;
+    int e = lookup_errnum (l);
+    int rc;
 
     w->l = NULL;
     if (w->dead) {
@@ -89,25 +123,28 @@ static void value_done (struct lookup *l, void *arg)
         watch_free (w);
         return;
     }
-    if (lookup_errnum (l) == ENOENT)
-        respond_value (w, NULL, 0, false);
-    else if (lookup_get_value (l, &data, &len) < 0) {
-        int e = lookup_errnum (l);
-        if (e == EISDIR || e == ENOTDIR)
-            respond_value (w, NULL, 0, false);  /* not a value any more */
-        else {
-            watch_end (w, e, lookup_errstr (l));
-            lookup_destroy (l);
-            return;
-        }
+    if (e == ENOENT || e == EISDIR || e == ENOTDIR)
+        rc = respond_value (w, NULL, 0, false); /* (same root: not expected) */
+    else if (e) {
+        end_lookup_failed (w, l);
+        lookup_destroy (l);
+        return;
     }
-    else
-        respond_value (w, data, len, true);
+    else if ((dir = lookup_get_treeobj (l)))
+        rc = canopy_respond_pack (ctx->h, w->req, "{s:O}", "dir", dir);
+    else if ((rc = lookup_get_value (l, &data, &len)) == 0)
+        rc = respond_value (w, data, len, true);
     lookup_destroy (l);
-    if (w->again) {
-        w->again = false;
-        check (w);
+    if (rc < 0) {
+        watch_end (w, errno, "kvs.watch: cannot send the report");
+        return;
     }
+    check_again (w);
+}
+
+static bool is_dirlike (json_t *obj)
+{
+    return treeobj_is_dirref (obj) || treeobj_is_dir (obj) || treeobj_is_hdir (obj);
 }
 
 static void treeobj_done (struct lookup *l, void *arg)
@@ -115,6 +152,8 @@ static void treeobj_done (struct lookup *l, void *arg)
     struct watch *w = arg;
     struct kvs_ctx *ctx = w->wt->ctx;
     char *enc = NULL;
+    bool dir = false;
+    int e = lookup_errnum (l);
 
     w->l = NULL;
     if (w->dead) {
@@ -122,43 +161,48 @@ static void treeobj_done (struct lookup *l, void *arg)
         watch_free (w);
         return;
     }
-    if (lookup_errnum (l) == 0) {
-        if (!(enc = treeobj_encode (lookup_get_treeobj (l), NULL))) {
+    if (e == 0) {
+        json_t *obj = lookup_get_treeobj (l);
+        dir = is_dirlike (obj);
+        if (!(enc = treeobj_encode (obj, NULL))) {
             lookup_destroy (l);
             watch_end (w, ENOMEM, NULL);
             return;
         }
     }
-    else if (lookup_errnum (l) != ENOENT && lookup_errnum (l) != ENOTDIR) {
-        int e = lookup_errnum (l);
-        watch_end (w, e, lookup_errstr (l));
+    else if (e != ENOENT && e != ENOTDIR) {
+        end_lookup_failed (w, l);
         lookup_destroy (l);
         return;
     }
     lookup_destroy (l);
-    bool changed = !w->reported
+    bool first = !w->reported;
+    bool changed = first
                    || (enc == NULL) != (w->last == NULL)
                    || (enc && strcmp (enc, w->last) != 0);
-    if (!changed) {
+    if (changed) {
+        free (w->last);
+        w->last = enc;
+        w->reported = true;
+    }
+    else
         free (enc);
-        if (w->again) {
-            w->again = false;
-            check (w);
-        }
+    if (!changed || (first && !w->initial)) {
+        check_again (w);
         return;
     }
-    free (w->last);
-    w->last = enc;
-    w->reported = true;
-    if (!enc) {
-        respond_value (w, NULL, 0, false);
-        if (w->again) {
-            w->again = false;
-            check (w);
-        }
+    if (!w->last) {
+        if (respond_value (w, NULL, 0, false) < 0)
+            watch_end (w, errno, "kvs.watch: cannot send the report");
+        else
+            check_again (w);
         return;
     }
-    if (!(w->l = lookup_create (ctx, w->key, 0, ctx->rootref, value_done, w))) {
+    /* what to report: the value, or the directory's listing (as
+     * kvs_get_dir sees it); looked up from the same root
+     */
+    if (!(w->l = lookup_create (ctx, w->key, dir ? KVS_READDIR : 0, w->root,
+                                report_done, w))) {
         watch_end (w, errno, NULL);
         return;
     }
@@ -172,7 +216,8 @@ static void check (struct watch *w)
         w->again = true;
         return;
     }
-    if (!(w->l = lookup_create (ctx, w->key, KVS_TREEOBJ, ctx->rootref,
+    snprintf (w->root, sizeof (w->root), "%s", ctx->rootref);
+    if (!(w->l = lookup_create (ctx, w->key, KVS_TREEOBJ, w->root,
                                 treeobj_done, w))) {
         watch_end (w, errno, NULL);
         return;
@@ -192,6 +237,11 @@ void watch_request (struct watch_table *wt, const canopy_msg_t *msg)
         canopy_respond_error (ctx->h, msg, EPROTO, "malformed kvs.watch");
         return;
     }
+    if (flags & ~KVS_WATCH_INITIAL) {
+        canopy_respond_error (ctx->h, msg, EINVAL, "kvs.watch: unknown flags"
+                              " (only KVS_WATCH_INITIAL applies)");
+        return;
+    }
     if (!canopy_msg_has_flag (msg, CANOPY_MSGFLAG_STREAMING)) {
         canopy_respond_error (ctx->h, msg, EPROTO, "kvs.watch must be streaming");
         return;
@@ -202,6 +252,7 @@ void watch_request (struct watch_table *wt, const canopy_msg_t *msg)
         return;
     }
     w->wt = wt;
+    w->initial = (flags & KVS_WATCH_INITIAL) != 0;
     w->req = canopy_msg_incref ((canopy_msg_t *)msg);
     (void)canopy_msg_get_matchtag (msg, &w->matchtag);
     snprintf (w->sender, sizeof (w->sender), "%s", sender ? sender : "");

@@ -1,10 +1,22 @@
 /* watch.h - streaming watches of keys.
  *
- * A watch answers its request with the key's current value, then again
- * each time the value changes (checked on every new root: the key's tree
- * object is compared with the last one sent), until kvs.unwatch names its
- * matchtag or the client disconnects; the stream then ends with ENODATA.
- * Response payload: {"val": base64 | null} (null: no such key).
+ * A watch checks its key on every new root: the key's tree object is
+ * compared with the last one seen, and if it changed, the watch responds
+ * with what the key holds now, until kvs.unwatch names its matchtag or the
+ * client disconnects; the stream then ends with ENODATA.  With
+ * KVS_WATCH_INITIAL in the request's flags, the first response is what
+ * the key holds when the watch starts; without it, the first response is
+ * the first change.  Other flags are EINVAL.
+ *
+ * Responses: {"val": base64} a value; {"val": null} no such key (or not a
+ * value or directory any more: a path component became a value);
+ * {"dir": treeobj} a directory, as a "dir" tree object listing its
+ * entries (the READDIR result kvs_get_dir uses; subdirectories are
+ * dirrefs).  A directory is reported again whenever anything below it
+ * changes, however deep (its dirref changes with every change below).
+ * A watch whose check fails (a load error) or whose report cannot be
+ * sent ends with that errno.  Every function answers the request it is
+ * given exactly once (a watch: once per report, then its end).
  */
 #ifndef CANOPY_KVS_WATCH_H
 #define CANOPY_KVS_WATCH_H

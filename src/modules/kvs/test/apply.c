@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <canopy/kvs.h>
 #include "src/common/libutil/blobref.h"
+#include "src/common/libutil/monotime.h"
 #include "src/common/libkvs/treeobj.h"
 #include "src/common/libkvs/kvs_txn.h"
 #include "src/modules/kvs/fence.h"
@@ -415,6 +416,34 @@ static void test_round_alloc_failures (void **state)
     assert_true (k > 3);
 }
 
+/* The setroot event of a successful round cannot be sent: the version is
+ * applied, and its callers are answered when fence_timer publishes it
+ * again, once.
+ */
+static void test_publish_fails (void **state)
+{
+    struct kvsenv *env = setup (true);
+    int version = -1;
+    json_t *ev;
+
+    fakeh_fail_send (env->fake, "event.pub", 0, 1, ENOMEM);
+    submit (env, 1, NULL, 1, 0, put (NULL, "a", "1"));
+    json_decref (drive (env, 0));
+    assert_int_equal (fakeh_failed_sends (env->fake), 1);
+    assert_int_equal (answer (env, 1, NULL, NULL, 0), -1);     /* not yet */
+    assert_int_equal (env->ctx.version, 1);
+    assert_string_equal (get (env, "a", 0), "1");
+    fence_timer (env->ctx.fences, monotime ());
+    assert_non_null ((ev = drive (env, 0)));
+    json_decref (ev);
+    assert_int_equal (answer (env, 1, &version, NULL, 0), 0);
+    assert_int_equal (version, 1);
+    assert_int_equal (answer (env, 1, NULL, NULL, 0), -1);
+    fence_timer (env->ctx.fences, monotime ());
+    assert_null (drive (env, 0));                               /* once */
+    teardown (env);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -425,6 +454,7 @@ int main (void)
         cmocka_unit_test (test_sync),
         cmocka_unit_test (test_load_root),
         cmocka_unit_test (test_round_alloc_failures),
+        cmocka_unit_test (test_publish_fails),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);

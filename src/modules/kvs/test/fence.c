@@ -10,7 +10,9 @@
  *
  * rank 0: readiness, too many participants, the finished table (late
  * joiners, names forgotten after FINISHED_KEEP), per-user limits,
- * timeouts, aborts, failing every open fence.
+ * timeouts, aborts, failing every open fence, an outcome whose event
+ * cannot be sent (published again), allocation failures while joining
+ * (every client answered once).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -591,6 +593,85 @@ static void test_rank0_abort_fail_all (void **state)
     teardown (env);
 }
 
+/* A failure whose setroot event cannot be sent is published again by
+ * fence_timer: the waiters are answered then, once.
+ */
+static void test_rank0_publish_fails (void **state)
+{
+    struct kvsenv *env = setup (0);
+    char text[200];
+    json_t *ev;
+    canopy_msg_t *msg;
+
+    join (env, 1, "0:c1", "f", 2, "a", "1", 1);
+    fakeh_fail_send (env->fake, "event.pub", 0, 1, ENOMEM);
+    msg = fakeh_request_json ("kvs.fence-abort", 2, "0:c3",
+                              "{\"name\":\"f\",\"errnum\":5}");
+    fence_abort_request (env->ctx.fences, msg);
+    canopy_msg_decref (msg);
+    assert_int_equal (answer (env, 2, NULL, 0), 0);
+    assert_int_equal (fakeh_failed_sends (env->fake), 1);
+    assert_null (take_setroot (env));
+    assert_int_equal (answer (env, 1, NULL, 0), -1);   /* not yet */
+    fence_timer (env->ctx.fences, monotime ());
+    assert_non_null ((ev = take_setroot (env)));
+    assert_int_equal (event_error (ev, "f", NULL), 5);
+    deliver (env, ev);
+    json_decref (ev);
+    assert_int_equal (answer (env, 1, text, sizeof (text)), 5);
+    assert_non_null (strstr (text, "aborted"));
+    assert_int_equal (answer (env, 1, NULL, 0), -1);
+    fence_timer (env->ctx.fences, monotime ());
+    assert_null (take_setroot (env));                  /* published once */
+    teardown (env);
+}
+
+/* Fail each calloc of a join on rank 0 in turn (the entry, its waiter
+ * slot, the finished table...): every client is answered exactly once
+ * (regression: a waiter whose entry could not be made was never
+ * answered).
+ */
+static void test_rank0_join_alloc_failures (void **state)
+{
+    bool fired = true;
+    int k;
+
+    for (k = 0; fired && k < 200; k++) {
+        struct kvsenv *env = setup (0);
+        json_t *ev;
+        join (env, 1, "0:c1", "f", 3, "a", "1", 1);
+        canopy_msg_t *m2 = kvsenv_txn_request ("kvs.fence", 2, "0:c2", "f", 3, 0,
+                                               "b", "2", 1);  /* existing entry */
+        canopy_msg_t *m3 = kvsenv_txn_request ("kvs.fence", 3, "0:c3", "g", 2, 0,
+                                               "c", "3", 1);  /* a new one */
+        failalloc_arm (k);
+        fence_request (env->ctx.fences, m2, false);
+        fence_request (env->ctx.fences, m3, false);
+        failalloc_disarm ();
+        canopy_msg_decref (m2);
+        canopy_msg_decref (m3);
+        fired = failalloc_fired ();
+        fence_fail_all (env->ctx.fences, EHOSTUNREACH, "broker rank 3 was lost");
+        fence_timer (env->ctx.fences, monotime ());
+        while ((ev = take_setroot (env))) {
+            deliver (env, ev);
+            json_decref (ev);
+        }
+        for (uint32_t tag = 1; tag <= 3; tag++) {
+            char text[200];
+            int e = answer (env, tag, text, sizeof (text));
+            if (e != EHOSTUNREACH && e != ENOMEM)
+                fail_msg ("calloc %d failed: client %u got %d", k, tag, e);
+            if (e == ENOMEM && strncmp (text, "out of memory", 13) != 0)
+                fail_msg ("calloc %d failed: client %u got '%s'", k, tag, text);
+            assert_int_equal (answer (env, tag, NULL, 0), -1);
+        }
+        teardown (env);
+    }
+    assert_false (fired);   /* the sweep went past the last calloc */
+    assert_true (k > 3);
+}
+
 /* At unload every waiter is answered. */
 static void test_unload (void **state)
 {
@@ -618,6 +699,8 @@ int main (void)
         cmocka_unit_test (test_rank0_finished),
         cmocka_unit_test (test_rank0_limits),
         cmocka_unit_test (test_rank0_abort_fail_all),
+        cmocka_unit_test (test_rank0_publish_fails),
+        cmocka_unit_test (test_rank0_join_alloc_failures),
         cmocka_unit_test (test_unload),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);

@@ -1,0 +1,131 @@
+/* options.c - see options.h.
+ *
+ * Design notes: one table row per option (its kind, bounds and where it
+ * lives in the context); values are parsed with strtoll/strtoull/strtod
+ * and checked for garbage, range (ERANGE) and the option's bounds before
+ * anything is stored.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <limits.h>
+#include <ctype.h>
+#include <math.h>
+#include "options.h"
+
+enum kind { K_INT, K_SIZE, K_SECONDS };
+
+struct option_spec {
+    const char *name;
+    enum kind kind;
+    long long min;          /* K_INT, K_SIZE lower bound */
+    size_t offset;          /* in struct kvs_ctx */
+};
+
+#define AT(field) offsetof (struct kvs_ctx, field)
+
+static const struct option_spec specs[] = {
+    { "fence-timeout", K_SECONDS, 0, AT (limits.fence_timeout) },
+    { "max-nprocs", K_INT, 1, AT (limits.max_nprocs) },
+    { "max-pending", K_INT, 1, AT (limits.max_pending_per_user) },
+    { "max-ops", K_INT, 1, AT (limits.max_txn_ops) },
+    { "cache-max", K_SIZE, 0, AT (cache_max) },
+    { "cache-age", K_SECONDS, 0, AT (cache_age) },
+    { "hdir-threshold", K_INT, 2, AT (limits.hdir_threshold) },
+    { "prime-max", K_INT, 0, AT (limits.prime_max) },
+    { "prime-budget", K_INT, 0, AT (limits.prime_budget) },
+    { "checkpoint-period", K_SECONDS, 0, AT (checkpoint_period) },
+};
+
+const char *const kvs_option_names[] = {
+    "fence-timeout", "max-nprocs", "max-pending", "max-ops", "cache-max",
+    "cache-age", "hdir-threshold", "prime-max", "prime-budget",
+    "checkpoint-period", NULL,
+};
+
+static int refuse (canopy_error_t *error, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+
+static int refuse (canopy_error_t *error, const char *fmt, ...)
+{
+    if (error) {
+        va_list ap;
+        va_start (ap, fmt);
+        vsnprintf (error->text, sizeof (error->text), fmt, ap);
+        va_end (ap);
+    }
+    errno = EINVAL;
+    return -1;
+}
+
+/* Plain decimal digits only (strto* would take spaces, signs, hex). */
+static bool all_digits (const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++) {
+        if (!isdigit ((unsigned char)*s))
+            return false;
+    }
+    return true;
+}
+
+int kvs_option_set (struct kvs_ctx *ctx, const char *name, const char *value,
+                    canopy_error_t *error)
+{
+    const struct option_spec *o = NULL;
+    char *end;
+
+    if (!ctx || !name || !value)
+        return refuse (error, "kvs: missing option name or value");
+    for (size_t i = 0; i < sizeof (specs) / sizeof (specs[0]); i++) {
+        if (!strcmp (specs[i].name, name))
+            o = &specs[i];
+    }
+    if (!o)
+        return refuse (error, "kvs: unknown option '%.64s'", name);
+    void *p = (char *)ctx + o->offset;
+    switch (o->kind) {
+        case K_INT: {
+            long long v;
+            errno = 0;
+            if (!all_digits (value) || ((v = strtoll (value, &end, 10)), errno)
+                || v < o->min || v > INT_MAX)
+                return refuse (error, "kvs: option %s=%.64s: expected a whole"
+                               " number from %lld to %d", name, value, o->min,
+                               INT_MAX);
+            *(int *)p = (int)v;
+            break;
+        }
+        case K_SIZE: {
+            unsigned long long v;
+            errno = 0;
+            if (!all_digits (value) || ((v = strtoull (value, &end, 10)), errno)
+                || v > SIZE_MAX)
+                return refuse (error, "kvs: option %s=%.64s: expected a number"
+                               " of bytes from 0 to %zu", name, value,
+                               (size_t)SIZE_MAX);
+            *(size_t *)p = (size_t)v;
+            break;
+        }
+        case K_SECONDS: {
+            double v;
+            errno = 0;
+            /* digits and one '.', nothing else (no sign, exponent, inf, nan) */
+            bool ok = *value != '\0' && strspn (value, "0123456789.") == strlen (value)
+                      && strchr (value, '.') == strrchr (value, '.')
+                      && strcmp (value, ".") != 0;
+            if (!ok || ((v = strtod (value, &end)), errno) || *end || !isfinite (v))
+                return refuse (error, "kvs: option %s=%.64s: expected a number"
+                               " of seconds (0 or more, e.g. 2.5)", name, value);
+            *(double *)p = v;
+            break;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,40 @@
+#!/bin/sh
+test_description='KVS module options: bad values are refused with a clear message'
+
+. $(dirname $0)/sharness.sh
+
+test_under_canopy 1 2
+
+# Wait until module $1 is no longer listed (it exited).
+wait_module_gone () {
+	i=0
+	while canopy module list | grep -q "^$1 "; do
+		i=$((i + 1)) && test $i -lt 300 || return 1
+		sleep 0.1
+	done
+}
+test_expect_success 'unload the kvs module' '
+	canopy module remove kvs &&
+	wait_module_gone kvs
+'
+for bad in max-nprocs=-1 max-nprocs=2147483648 max-ops=1e6 max-pending=2.5 \
+           cache-max=-1 cache-max=184467440737095516150 hdir-threshold=1 \
+           prime-budget=lots fence-timeout=-2 fence-timeout=inf cache-age=nan; do
+	test_expect_success "kvs $bad is refused, with the reason in the log" "
+		canopy module load kvs $bad &&
+		wait_module_gone kvs &&
+		canopy dmesg >dmesg.out &&
+		grep \"kvs.err: bad argument: kvs: option $bad: expected \" dmesg.out
+	"
+done
+test_expect_success 'an unknown option is refused' '
+	canopy module load kvs no-such=1 &&
+	wait_module_gone kvs &&
+	canopy dmesg | grep "kvs.err: bad argument: kvs: unknown option .no-such."
+'
+test_expect_success 'good values load' '
+	canopy module load kvs max-nprocs=2147483647 cache-max=0 fence-timeout=2.5 &&
+	canopy kvs put opt.a=1 &&
+	test "$(canopy kvs get opt.a)" = 1
+'
+test_done
