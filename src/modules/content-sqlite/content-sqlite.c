@@ -47,6 +47,7 @@
 #include <canopy/canopy.h>
 #include "src/common/libutil/blobref.h"
 #include "src/common/libutil/monotime.h"
+#include "src/common/libutil/modopt.h"
 #include "sqlstore.h"
 
 CANOPY_MOD_NAME ("content-sqlite");
@@ -364,8 +365,10 @@ static int parse_size (const char *s, int64_t *out)
     return 0;
 }
 
-static int set_option (struct backing_ctx *ctx, const char *name, const char *value)
+static int set_option (void *arg, const char *name, const char *value,
+                       canopy_error_t *error)
 {
+    struct backing_ctx *ctx = arg;
     int64_t v;
     if (!strcmp (name, "validate")) {
         if (!strcmp (value, "none"))
@@ -397,36 +400,17 @@ static int configure (struct backing_ctx *ctx, int argc, char **argv)
 {
     static const char *names[] = { "shards", "shard-max", "validate",
                                    "compress-threshold", "checkpoints", NULL };
-    const char *statedir, *v;
+    const char *statedir;
+    canopy_error_t error;
 
     ctx->cfg.shards = 1;
     ctx->cfg.compress_threshold = 256;
     ctx->cfg.keep_checkpoints = 5;
     ctx->validate = SQLSTORE_CHECK_QUICK;
-    for (int i = 0; names[i]; i++) {
-        char attr[64];
-        snprintf (attr, sizeof (attr), "content.%s", names[i]);
-        if ((v = canopy_attr_get (ctx->h, attr)) && set_option (ctx, names[i], v) < 0) {
-            canopy_log (ctx->h, LOG_ERR, "bad attribute %s=%s", attr, v);
-            errno = EINVAL;
-            return -1;
-        }
-    }
-    for (int i = 0; i < argc; i++) {
-        char *eq = strchr (argv[i], '=');
-        char name[64];
-        if (!eq || (size_t)(eq - argv[i]) >= sizeof (name)) {
-            canopy_log (ctx->h, LOG_ERR, "bad argument %s", argv[i]);
-            errno = EINVAL;
-            return -1;
-        }
-        memcpy (name, argv[i], eq - argv[i]);
-        name[eq - argv[i]] = '\0';
-        if (set_option (ctx, name, eq + 1) < 0) {
-            canopy_log (ctx->h, LOG_ERR, "bad argument %s", argv[i]);
-            errno = EINVAL;
-            return -1;
-        }
+    if (modopt_apply (ctx->h, canopy_attr_get, "content", names, argc, argv,
+                      set_option, ctx, &error) < 0) {
+        canopy_log (ctx->h, LOG_ERR, "%s", error.text);
+        return -1;
     }
     if ((statedir = canopy_attr_get (ctx->h, "statedir")) && *statedir)
         snprintf (ctx->dir, sizeof (ctx->dir), "%s", statedir);

@@ -50,6 +50,7 @@
 #include <sodium.h>
 #include "src/common/libutil/list.h"
 #include "src/common/libutil/monotime.h"
+#include "src/common/libutil/modopt.h"
 #include "src/common/libkvs/treeobj.h"
 #include "src/common/libkvs/kvs_wire.h"
 #include "kvs_ctx.h"
@@ -492,6 +493,12 @@ static void guest_admit (struct kvs_ctx *ctx, canopy_msg_handler_t **handlers)
 
 /* Configuration */
 
+static int set_option (void *arg, const char *name, const char *value,
+                       canopy_error_t *error)
+{
+    return kvs_option_set (arg, name, value, error);
+}
+
 static int configure (struct kvs_ctx *ctx, int argc, char **argv)
 {
     const char *const *names = kvs_option_names;
@@ -519,33 +526,10 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
     ctx->cache_max = 128 * 1024 * 1024;
     ctx->cache_age = 60;
     ctx->checkpoint_period = 10;
-    for (int i = 0; names[i]; i++) {
-        char attr[64];
-        const char *v;
-        snprintf (attr, sizeof (attr), "kvs.%s", names[i]);
-        if ((v = canopy_attr_get (ctx->h, attr))
-            && kvs_option_set (ctx, names[i], v, &error) < 0) {
-            canopy_log (ctx->h, LOG_ERR, "bad attribute %s: %s", attr, error.text);
-            errno = EINVAL;
-            return -1;
-        }
-    }
-    for (int i = 0; i < argc; i++) {
-        char *eq = strchr (argv[i], '=');
-        char name[64];
-        if (!eq || (size_t)(eq - argv[i]) >= sizeof (name)) {
-            canopy_log (ctx->h, LOG_ERR, "bad argument %.100s: expected NAME=VALUE",
-                        argv[i]);
-            errno = EINVAL;
-            return -1;
-        }
-        memcpy (name, argv[i], eq - argv[i]);
-        name[eq - argv[i]] = '\0';
-        if (kvs_option_set (ctx, name, eq + 1, &error) < 0) {
-            canopy_log (ctx->h, LOG_ERR, "bad argument: %s", error.text);
-            errno = EINVAL;
-            return -1;
-        }
+    if (modopt_apply (ctx->h, canopy_attr_get, "kvs", names, argc, argv,
+                      set_option, ctx, &error) < 0) {
+        canopy_log (ctx->h, LOG_ERR, "%s", error.text);
+        return -1;
     }
     return 0;
 }
