@@ -169,6 +169,14 @@ static void *module_thread (void *arg)
     /* signals belong to the broker's main thread */
     sigfillset (&all);
     pthread_sigmask (SIG_BLOCK, &all, NULL);
+    /* the module's name on its thread (ps -L, top -H, /proc/PID/task):
+     * per-module CPU can then be read from outside (kap/model/calibrate.sh)
+     */
+    {
+        char tname[16];
+        snprintf (tname, sizeof (tname), "m:%s", mod->name);
+        (void)pthread_setname_np (pthread_self (), tname);
+    }
 
     /* No high-water mark either way: the broker and a module each send
      * blocking, so a bounded pipe lets them block on each other (a module
