@@ -114,13 +114,26 @@ static void fail (struct part *p, const char *what)
     canopy_reactor_stop (c->r);
 }
 
+/* This process's CPU time so far, in milliseconds. */
+static double cpu_ms (void)
+{
+    struct timespec ts;
+    if (clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &ts) < 0)
+        return 0;
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* With --progress: each phase's end, and the client's CPU time by then
+ * (what one process running every participant costs: kap/model).
+ */
 static void progress (struct crowd *c, int phase)
 {
     if (!c->cc.progress)
         return;
-    fprintf (stderr, "kap-crowd: %s phase: %d participant%s done\n",
+    fprintf (stderr, "kap-crowd: %s phase: %d participant%s done"
+             " (client CPU %.1f ms)\n",
              kap_phase_name (phase), c->phase_done[phase],
-             c->phase_done[phase] == 1 ? "" : "s");
+             c->phase_done[phase] == 1 ? "" : "s", cpu_ms ());
 }
 
 static void phase_finished (struct part *p, int phase)
@@ -519,7 +532,8 @@ static void connect_all (struct crowd *c)
     }
     if (c->cc.progress)
         fprintf (stderr, "kap-crowd: %d participants connected to %d"
-                 " broker%s\n", c->nparts, c->nused, c->nused == 1 ? "" : "s");
+                 " broker%s (client CPU %.1f ms)\n", c->nparts, c->nused,
+                 c->nused == 1 ? "" : "s", cpu_ms ());
 }
 
 static void setup (struct crowd *c)

@@ -65,6 +65,16 @@ if test "$1" = local; then
         def tot(f): ($a[0] | f.count * f.mean) - ($b[0] | f.count * f.mean);
         "apply_us \(tot(.timing.apply) / d(.timing.apply.count))",
         "setroot_us \(tot(.timing."setroot-handle") / d(.timing."setroot-handle".count))"'
+    # the client's CPU per put (kap-crowd --progress reports its CPU):
+    # from "connected" to "producer phase done", per participant, for
+    # 8-byte and 1 KiB values
+    for v in 8 1024; do
+        $CROWD --progress -N 512 -p $v -C 0 -n $((110 + v % 7)) 2>"$TMP/prog" >/dev/null
+        awk -v v=$v '/client CPU/ { gsub (/[()]/, " "); for (i = 1; i <= NF; i++)
+                         if ($i == "CPU") c = $(i + 1) }
+                     /connected/ { a = c } /producer phase/ { b = c }
+                     END { printf "put_%d_us %.3f\n", v, (b - a) * 1000 / 512 }' "$TMP/prog"
+    done
     # one fence of 1024 operations
     $CROWD -N 1024 -C 0 -n 101 >/dev/null
     $CANOPY kvs stats | jq -r '"apply_1024_us \(.timing.apply.max)"'

@@ -19,6 +19,8 @@
 #   fence_req, apply, setroot,   one-key commits on one broker, split by the
 #   respond                      KVS module's own timers (kvs.stats timing)
 #   apply_op                     rank 0's apply time for 1024 operations
+#   put, put_byte                kap-crowd's own CPU per put (--progress),
+#                                8-byte and 1 KiB values
 #   relay_send, relay_recv       the relay timers of a 7-broker kap-crowd run
 #   event_fwd                    broker CPU per event published on rank 0
 #                                and forwarded down 15 brokers
@@ -107,6 +109,12 @@ awk -v cores=$(nproc) -v k=2 -v when="$(date -u +%Y-%m-%dT%H:%MZ)" '
         printf "  \"ack\": %.3f,\n  \"apply\": %.3f,\n  \"apply_op\": %.3f,\n", kvsmsg, apply, applyop
         printf "  \"store_byte\": %.5f,\n  \"setroot\": %.3f,\n  \"respond\": %.3f,\n", perbyte, setroot, client
         printf "  \"load_send\": %.3f,\n  \"load_serve\": %.3f,\n  \"load_byte\": %.5f,\n", client, loadserve, perbyte
+        # a put (client only: write-back): fixed + per value byte
+        putb = (v["put_1024_us"] - v["put_8_us"]) / 1016
+        if (putb < 0) putb = 0
+        put = v["put_8_us"] - 8 * putb
+        if (put < 0.1) put = 0.1
+        printf "  \"put\": %.3f,\n  \"put_byte\": %.5f,\n", put, putb
         printf "  \"client_msg\": %.3f,\n  \"cores\": %d\n}\n", client, cores
     }' "$tmp/raw" >"$out"
 cp "$tmp/raw" "${out%.json}.raw"

@@ -39,6 +39,8 @@ static const struct field fields[] = {
     F (load_serve, 8.0),
     F (load_byte, 0.004),
     F (client_msg, 5.0),
+    F (put, 20.0),
+    F (put_byte, 0.03),
 };
 #undef F
 #define NFIELDS (sizeof (fields) / sizeof (fields[0]))

@@ -43,6 +43,8 @@ struct kap_costs {
     double load_byte;       /* per byte of object sent or received */
     /* clients */
     double client_msg;      /* a client's CPU per message sent or received */
+    double put;             /* a client's CPU per kvs_put (write-back) */
+    double put_byte;        /* ... and per byte of its value */
     /* machine: cores shared by every thread of every broker and the
      * clients (0: every thread has its own core, as on a cluster)
      */

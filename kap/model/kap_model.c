@@ -8,7 +8,7 @@
  *   --cores=M               cores shared by everything (0: one per thread)
  *   --clients=crowd|mpi     one client process, or one per participant
  *   --prime=BYTES[,BUDGET]  the setroot event carries new directories up to
- *                           BYTES each, BUDGET in all (default 2048,8192;
+ *                           BYTES each, BUDGET in all (default 4096,65536;
  *                           0 turns it off, as canopy's kvs.prime-max=0)
  *   --hdir-threshold=N      entries before a directory is hashed (128)
  * Output: KAP's JSON shape (metrics.sync, metrics.get, wallclock) with the
@@ -41,7 +41,7 @@ static const char *usage_text =
 "      --clients=crowd|mpi  one client process (kap-crowd) or one per\n"
 "                           participant (kap under MPI; default mpi)\n"
 "      --prime=MAX[,BUDGET] setroot carries new directories up to MAX bytes\n"
-"                           each, BUDGET in all (default 2048,8192; 0: off)\n"
+"                           each, BUDGET in all (default 4096,65536; 0: off)\n"
 "      --hdir-threshold=N   entries before a directory is hashed (128)\n"
 "      --json=FILE          write the prediction as JSON\n"
 "\n"
@@ -115,8 +115,8 @@ static void parse_model_opts (struct model_opts *mo, int argc, char **argv)
     mo->k = 2;
     mo->cores = -1;
     mo->clients = KVSIM_MPI;
-    mo->prime_max = 2048;
-    mo->prime_budget = 8192;
+    mo->prime_max = 4096;
+    mo->prime_budget = 65536;
     mo->hdir_threshold = 128;
     if (!(mo->argv = calloc (argc + 1, sizeof (char *))))
         die ("out of memory");
@@ -146,7 +146,7 @@ static void parse_model_opts (struct model_opts *mo, int argc, char **argv)
         }
         else if ((v = opt_value (argc, argv, &i, "prime", 0))) {
             char *end;
-            long a = strtol (v, &end, 10), b = 8192;
+            long a = strtol (v, &end, 10), b = 65536;
             if (*end == ',')
                 b = strtol (end + 1, &end, 10);
             if (*end || a < 0 || b < 0 || a > 1 << 30 || b > 1 << 30)
@@ -253,7 +253,7 @@ int main (int argc, char *argv[])
     if (mo.json_file) {
         json_t *doc = json_pack ("{s:i s:o s:i s:i s:s s:i s:{s:o s:o}"
                                  " s:{s:{s:f} s:{s:f} s:{s:f}}"
-                                 " s:{s:I s:I s:I s:I s:I s:I s:f}}",
+                                 " s:{s:I s:I s:I s:I s:I s:I s:f s:f s:f s:f s:f}}",
                                  "model", 1,
                                  "config", kap_config_json (&kc),
                                  "brokers", cfg.brokers,
@@ -271,7 +271,11 @@ int main (int argc, char *argv[])
                                    "load_bytes", (json_int_t)res.load_bytes,
                                    "messages", (json_int_t)res.messages,
                                    "events", (json_int_t)res.events,
-                                   "cpu_us", res.cpu);
+                                   "cpu_us", res.cpu,
+                                   "cpu_broker_us", res.cpu_thread[0],
+                                   "cpu_kvs_us", res.cpu_thread[1],
+                                   "cpu_content_us", res.cpu_thread[2],
+                                   "cpu_client_us", res.cpu_thread[3]);
         json_t *cj = kap_costs_to_json (&costs);
         if (!doc || !cj || json_object_set_new (doc, "costs", cj) < 0
             || json_dump_file (doc, mo.json_file, JSON_INDENT (2)) < 0)

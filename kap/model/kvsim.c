@@ -554,6 +554,7 @@ static void start_job (struct sim *s, int si)
     sv->cur = mi;
     double cost = job_cost (s, sv, &s->msgs[mi]);
     s->res->cpu += cost;
+    s->res->cpu_thread[sv->thread] += cost;
     if (des_schedule (s->des, cost, job_done_cb, s, si, 0) < 0) {
         s->error = errno;
         des_stop (s->des);
@@ -696,6 +697,12 @@ static double job_cost (struct sim *s, struct server *sv, struct msg *m)
 
     switch (sv->thread) {
         case TH_CLIENT:
+            /* a producer's put (write-back: only the client's CPU) comes
+             * before its fence; in one crowd process the puts of every
+             * participant take turns, delaying the later fences
+             */
+            if (m->type == M_START && s->parts[m->part].producer)
+                return c->client_msg + c->put + c->put_byte * s->cfg->value_size;
             return c->client_msg;
         case TH_BROKER:
             if (m->type == M_EVENT)

@@ -161,7 +161,12 @@ static void test_cores (void **state)
     c.cores = 1;
     assert_int_equal (kvsim_run (&cfg, &c, &one), 0);
     /* the same work, done on one core, takes longer */
-    assert_true (fabs (one.cpu - free_.cpu) / free_.cpu < 0.05);
+    /* about the same work on one core: not exactly, since brokers merge
+     * whatever contributions have arrived when they relay, and that
+     * depends on timing (fewer, larger relays when slower)
+     */
+    assert_true (fabs (one.cpu - free_.cpu) / free_.cpu < 0.25);
+    assert_true (one.relays <= free_.relays);
     assert_true (one.total_wall > free_.total_wall);
     /* one core cannot do more than its CPU time in less wall time */
     assert_true (one.total_wall >= one.cpu * 0.999);
