@@ -99,3 +99,31 @@ jq -s -r '
     "relay_decode_us \(total(.timing."relay-decode") / count(.timing."relay-decode"))",
     "relay_encode_us \(total(.timing."relay-encode") / count(.timing."relay-encode"))",
     "relay_bytes \(($r | map(.counters."relay-bytes") | add) / ($r | map(.counters."relays-sent") | add))"' "$TMP/all"
+
+# Under load every message costs more than in the loops above (caches,
+# context switches among a hundred threads, ZeroMQ's I/O threads).  A
+# kap-crowd fence of 16 participants per broker: the CPU of the brokers'
+# own threads (+ ZeroMQ I/O) and of their module threads from "connected"
+# to the end of the sync phase; calibrate.sh compares them with what the
+# model charges for the same run and scales the costs.
+tsnap () {
+    for p in $pids; do
+        for t in /proc/$p/task/*; do
+            read -r comm <"$t/comm"
+            read -r ns rest <"$t/schedstat"
+            echo "$comm $ns"
+        done
+    done | awk '{ if ($1 ~ /^m:/) m += $2; else b += $2 }
+                END { printf "%.0f %.0f\n", b / 1e3, m / 1e3 }'
+}
+for i in 1 2 3; do
+    while read -r line; do
+        case "$line" in
+            *connected*) tsnap >"$TMP/l0" ;;
+            *"sync phase"*) tsnap >"$TMP/l1" ;;
+        esac
+    done < <($CROWD --progress -N $((size * 16)) -p 1024 -C 0 -n $((300 + i)) \
+                 2>&1 >/dev/null)
+    paste "$TMP/l0" "$TMP/l1" | awk '{ print $3 - $1, $4 - $2 }'
+done | sort -n | awk '{ b[NR] = $1; m[NR] = $2 }
+    END { print "load_broker_us", b[2]; print "load_module_us", m[2] }'

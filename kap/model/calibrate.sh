@@ -25,6 +25,12 @@
 #   event_fwd                    broker CPU per event published on rank 0
 #                                and forwarded down 15 brokers
 #   cores                        the machine's processor count
+# Then, because every message costs more under load than in these loops
+# (caches, context switches among many threads, ZeroMQ's I/O threads),
+# a kap-crowd fence on 15 brokers (16 participants each, 1 KiB) is
+# measured per thread kind, broker (+ I/O) and modules, and the costs of
+# each kind are scaled by measured CPU / the model's charge for that run
+# (never below 1); "_load_scale" in COSTS.json records the factors.
 # With -q the counts are cut by 5 (a rough calibration in a few seconds).
 # Writes COSTS.json (default: costs.json here) and prints it.
 set -eu
@@ -37,7 +43,7 @@ while getopts b:o:qh opt; do
         b) build=$OPTARG ;;
         o) out=$OPTARG ;;
         q) scale=5 ;;
-        h) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        h) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "calibrate: see -h" >&2; exit 1 ;;
     esac
 done
@@ -117,5 +123,27 @@ awk -v cores=$(nproc) -v k=2 -v when="$(date -u +%Y-%m-%dT%H:%MZ)" '
         printf "  \"put\": %.3f,\n  \"put_byte\": %.5f,\n", put, putb
         printf "  \"client_msg\": %.3f,\n  \"cores\": %d\n}\n", client, cores
     }' "$tmp/raw" >"$out"
+# Scale for load: what the model charges for the loaded run of
+# calibrate-inner.sh (15 brokers, 16 participants each, 1 KiB fence)
+# against the CPU the brokers' threads really used, thread kind by kind.
+model=$build/kap/model/kap-model
+if test -x "$model"; then
+    "$model" --brokers 15 -k 2 -N 240 -p 1024 -C 0 --clients crowd \
+        --cores "$(nproc)" --costs "$out" --json "$tmp/model.json" >/dev/null
+    jq --slurpfile m "$tmp/model.json" \
+       --argjson lb "$(awk '$1 == "load_broker_us" { print $2 }' "$tmp/raw")" \
+       --argjson lm "$(awk '$1 == "load_module_us" { print $2 }' "$tmp/raw")" '
+        ($m[0].counters) as $c |
+        ([($lb / $c.cpu_broker_us), 1] | max) as $fb |
+        ([($lm / ($c.cpu_kvs_us + $c.cpu_content_us)), 1] | max) as $fm |
+        . as $o |
+        reduce ("route", "event_fwd") as $k ($o; .[$k] = .[$k] * $fb) |
+        reduce ("lookup", "fence_req", "op_encode", "relay_send", "relay_recv",
+                "relay_byte", "ack", "apply", "apply_op", "store_byte",
+                "setroot", "respond", "load_send", "load_serve", "load_byte")
+            as $k (.; .[$k] = .[$k] * $fm) |
+        ._load_scale = "broker-thread costs x\($fb * 1000 | round / 1000), module-thread costs x\($fm * 1000 | round / 1000): measured CPU of a loaded 15-broker fence over the model'"'"'s charge"
+    ' "$out" >"$tmp/scaled.json" && mv "$tmp/scaled.json" "$out"
+fi
 cp "$tmp/raw" "${out%.json}.raw"
 cat "$out"
