@@ -64,17 +64,25 @@ static double now (void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+static void vsay (struct kap_ctx *ctx, const char *fmt, va_list ap)
+    __attribute__ ((format (printf, 2, 0)));
+static void vsay (struct kap_ctx *ctx, const char *fmt, va_list ap)
+{
+    char msg[1024];
+
+    vsnprintf (msg, sizeof (msg), fmt, ap);
+    fprintf (stderr, "kap: rank %d: %s\n", ctx->rank, msg);
+}
+
 static void say (struct kap_ctx *ctx, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
 static void say (struct kap_ctx *ctx, const char *fmt, ...)
 {
     va_list ap;
-    char msg[1024];
 
     va_start (ap, fmt);
-    vsnprintf (msg, sizeof (msg), fmt, ap);
+    vsay (ctx, fmt, ap);
     va_end (ap);
-    fprintf (stderr, "kap: rank %d: %s\n", ctx->rank, msg);
 }
 
 static void die (struct kap_ctx *ctx, const char *fmt, ...)
@@ -82,12 +90,10 @@ static void die (struct kap_ctx *ctx, const char *fmt, ...)
 static void die (struct kap_ctx *ctx, const char *fmt, ...)
 {
     va_list ap;
-    char msg[1024];
 
     va_start (ap, fmt);
-    vsnprintf (msg, sizeof (msg), fmt, ap);
+    vsay (ctx, fmt, ap);
     va_end (ap);
-    fprintf (stderr, "kap: rank %d: %s\n", ctx->rank, msg);
     fflush (stderr);
     MPI_Abort (MPI_COMM_WORLD, 1);
     exit (1);

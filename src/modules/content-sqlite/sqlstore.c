@@ -535,9 +535,10 @@ int sqlstore_shard_of (sqlstore_t *st, const uint8_t *digest)
 
 /* Put the blobs of one shard (indices idx[0..n-1] of v) in one transaction. */
 static int put_shard (struct sqlstore *st, struct dbfile *f,
-                      const struct sqlstore_blob *v, const int *idx, int n,
+                      const void *items, const int *idx, int n,
                       int *added, canopy_error_t *error)
 {
+    const struct sqlstore_blob *v = items;
     int rc;
     int count = 0;
     int64_t bytes = 0, ncomp = 0, stored = 0;
@@ -603,14 +604,23 @@ error:
     return -1;
 }
 
-int sqlstore_put (sqlstore_t *st, const struct sqlstore_blob *v, int n, int *added,
-                  canopy_error_t *error)
+/* The items of a put or delete, by shard: 'op' runs once per shard that
+ * has any, in shard order, with the indexes of its items; the first
+ * failure stops.  *count adds up what the ops report.
+ */
+typedef int (*shard_op_f)(struct sqlstore *st, struct dbfile *f,
+                          const void *items, const int *idx, int n,
+                          int *count, canopy_error_t *error);
+typedef const uint8_t *(*digest_at_f)(const void *items, int i);
+
+static int by_shard (sqlstore_t *st, const void *items, int n, digest_at_f digest_at,
+                     shard_op_f op, int *count, canopy_error_t *error)
 {
     int *idx;
     int rc = 0;
 
-    if (added)
-        *added = 0;
+    if (count)
+        *count = 0;
     if (n <= 0)
         return 0;
     if (!(idx = malloc (n * sizeof (*idx)))) {
@@ -620,14 +630,30 @@ int sqlstore_put (sqlstore_t *st, const struct sqlstore_blob *v, int n, int *add
     for (int s = 0; s < st->nshards && rc == 0; s++) {
         int m = 0;
         for (int i = 0; i < n; i++) {
-            if (sqlstore_shard_of (st, v[i].digest) == s)
+            if (sqlstore_shard_of (st, digest_at (items, i)) == s)
                 idx[m++] = i;
         }
         if (m > 0)
-            rc = put_shard (st, blobfile (st, s), v, idx, m, added, error);
+            rc = op (st, blobfile (st, s), items, idx, m, count, error);
     }
     free (idx);
     return rc;
+}
+
+static const uint8_t *blob_digest (const void *items, int i)
+{
+    return ((const struct sqlstore_blob *)items)[i].digest;
+}
+
+static const uint8_t *packed_digest (const void *items, int i)
+{
+    return (const uint8_t *)items + (size_t)i * BLOBREF_HASHLEN;
+}
+
+int sqlstore_put (sqlstore_t *st, const struct sqlstore_blob *v, int n, int *added,
+                  canopy_error_t *error)
+{
+    return by_shard (st, v, n, blob_digest, put_shard, added, error);
 }
 
 int sqlstore_get (sqlstore_t *st, const uint8_t *digest, void **data, size_t *len,
@@ -686,9 +712,10 @@ int sqlstore_get (sqlstore_t *st, const uint8_t *digest, void **data, size_t *le
     return 0;
 }
 
-static int delete_shard (struct sqlstore *st, struct dbfile *f, const uint8_t *digests,
+static int delete_shard (struct sqlstore *st, struct dbfile *f, const void *items,
                          const int *idx, int n, int *deleted, canopy_error_t *error)
 {
+    const uint8_t *digests = items;
     int rc, count = 0;
 
     if ((rc = sqlite3_exec (f->db, "BEGIN", NULL, NULL, NULL)) != SQLITE_OK)
@@ -729,28 +756,7 @@ error:
 int sqlstore_delete (sqlstore_t *st, const uint8_t *digests, int n, int *deleted,
                      canopy_error_t *error)
 {
-    int *idx;
-    int rc = 0;
-
-    if (deleted)
-        *deleted = 0;
-    if (n <= 0)
-        return 0;
-    if (!(idx = malloc (n * sizeof (*idx)))) {
-        errno = ENOMEM;
-        return errprintf (error, "out of memory");
-    }
-    for (int s = 0; s < st->nshards && rc == 0; s++) {
-        int m = 0;
-        for (int i = 0; i < n; i++) {
-            if (sqlstore_shard_of (st, digests + i * BLOBREF_HASHLEN) == s)
-                idx[m++] = i;
-        }
-        if (m > 0)
-            rc = delete_shard (st, blobfile (st, s), digests, idx, m, deleted, error);
-    }
-    free (idx);
-    return rc;
+    return by_shard (st, digests, n, packed_digest, delete_shard, deleted, error);
 }
 
 /* Commit under synchronous=FULL: the WAL is fsynced with everything in it. */
