@@ -57,4 +57,29 @@ test_expect_success 'a file that is not a module is refused' '
 	test_must_fail canopy module load /etc/passwd 2>err &&
 	cat err
 '
+test_expect_success 'a module that exits with a request unanswered: the broker answers it (ENOSYS)' '
+	{ canopy module list | grep -q "^testmod " || canopy module load $testmod; } &&
+	{ rpc testmod.hold >hold1.out 2>hold1.err & } && pid=$! &&
+	sleep 0.3 &&
+	rpc testmod.quit &&
+	test_expect_code 1 wait $pid &&
+	grep "module testmod exited before answering" hold1.err
+'
+test_expect_success 'a module removed with a request unanswered: the broker answers it' '
+	canopy module load $testmod &&
+	{ rpc testmod.hold >hold2.out 2>hold2.err & } && pid=$! &&
+	sleep 0.3 &&
+	canopy module remove testmod &&
+	test_expect_code 1 wait $pid &&
+	grep "module testmod exited before answering" hold2.err &&
+	canopy dmesg | grep "module testmod left 1 request unanswered"
+'
+test_expect_success 'answered requests are forgotten: many echoes, then a clean unload' '
+	canopy module load $testmod &&
+	canopy dmesg --clear >/dev/null &&
+	for i in $(seq 1 50); do rpc testmod.echo "{\"i\":$i}" >/dev/null || return 1; done &&
+	canopy module remove testmod &&
+	canopy dmesg >dmesg.out &&
+	! grep "unanswered" dmesg.out
+'
 test_done

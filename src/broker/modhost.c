@@ -11,6 +11,10 @@
  *   detached) so that shutdown never hangs.
  * - Control messages from module threads: MOD_STATUS with status RUNNING
  *   or EXITED (payload {"rc": n}).
+ * - Requests handed to a module are tracked (rpctrack.c) until it answers
+ *   them; when it exits (or is abandoned) every one still unanswered is
+ *   answered ENOSYS, so no client waits forever on a module that failed
+ *   or stopped with work in its queue.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +33,7 @@
 #include "src/common/libcanopy/handle_private.h"
 #include "src/common/libcanopy/module_private.h"
 #include "broker.h"
+#include "rpctrack.h"
 #include "modhost.h"
 
 #define MOD_ENDPOINT "inproc://canopy-modules"
@@ -57,6 +62,7 @@ struct module {
     canopy_msg_t **backlog;     /* messages that arrived before RUNNING */
     int nbacklog;
     canopy_watcher_t *grace;
+    rpctrack_t *track;          /* requests handed to it, not yet answered */
 };
 
 struct modhost {
@@ -92,6 +98,7 @@ static void module_free (struct module *mod)
         canopy_msg_decref (mod->backlog[i]);
     free (mod->backlog);
     endpoint_release (&mod->ep);
+    rpctrack_destroy (mod->track);
     free (mod->name);
     free (mod->path);
     free (mod);
@@ -107,9 +114,12 @@ static int module_send (struct endpoint *ep, const canopy_msg_t *msg)
         errno = ENOSYS;
         return -1;
     }
+    if (rpctrack_add (mod->track, msg) < 0)
+        return -1;
     if (mod->state == MOD_LOADING) {
         canopy_msg_t **v = realloc (mod->backlog, (mod->nbacklog + 1) * sizeof (*v));
         if (!v) {
+            rpctrack_remove (mod->track, msg);
             errno = ENOMEM;
             return -1;
         }
@@ -117,7 +127,13 @@ static int module_send (struct endpoint *ep, const canopy_msg_t *msg)
         mod->backlog[mod->nbacklog++] = canopy_msg_incref ((canopy_msg_t *)msg);
         return 0;
     }
-    return canopy_msg_sendzsock_to (mod->mh->router, ep->id, msg, false);
+    if (canopy_msg_sendzsock_to (mod->mh->router, ep->id, msg, false) < 0) {
+        int e = errno;
+        rpctrack_remove (mod->track, msg);
+        errno = e;
+        return -1;
+    }
+    return 0;
 }
 
 static void module_running (struct module *mod)
@@ -125,9 +141,17 @@ static void module_running (struct module *mod)
     mod->state = MOD_RUNNING;
     for (int i = 0; i < mod->nbacklog; i++) {
         if (canopy_msg_sendzsock_to (mod->mh->router, mod->ep.id, mod->backlog[i],
-                                     false) < 0)
+                                     false) < 0) {
             broker_log (mod->mh->b, LOG_ERR, "module %s: lost a queued message: %s",
                         mod->name, strerror (errno));
+            if (canopy_msg_get_type (mod->backlog[i]) == CANOPY_MSGTYPE_REQUEST
+                && !canopy_msg_has_flag (mod->backlog[i], CANOPY_MSGFLAG_NORESPONSE)) {
+                rpctrack_remove (mod->track, mod->backlog[i]);
+                broker_respond_error (mod->mh->b, mod->backlog[i], EIO,
+                                      "module %s: the request could not be delivered",
+                                      mod->name);
+            }
+        }
         canopy_msg_decref (mod->backlog[i]);
     }
     free (mod->backlog);
@@ -262,6 +286,10 @@ int modhost_load (struct modhost *mh, const char *name_or_path,
     }
     mod->mh = mh;
     list_node_init (&mod->node);
+    if (!(mod->track = rpctrack_create ())) {
+        errno = ENOMEM;
+        goto error;
+    }
     if (!(mod->path = find_module (mh, name_or_path))) {
         snprintf (errbuf, errsize, "module '%s' not found in %s", name_or_path,
                   mh->searchpath ? mh->searchpath : "(no module path)");
@@ -358,13 +386,33 @@ error:
 
 static void check_all_unloaded (struct modhost *mh);
 
+struct unanswered {
+    struct broker *b;
+    const char *name;
+    bool abandoned;
+    int count;
+};
+
+static void unanswered_cb (const canopy_msg_t *req, void *arg)
+{
+    struct unanswered *u = arg;
+    u->count++;
+    broker_respond_error (u->b, req, ENOSYS, "module %s %s before answering",
+                          u->name, u->abandoned ? "was abandoned" : "exited");
+}
+
 /* The module's thread has finished (or is abandoned): tear down. */
 static void module_finish (struct module *mod, bool abandoned)
 {
     struct modhost *mh = mod->mh;
     struct broker *b = mh->b;
+    struct unanswered u = { .b = b, .name = mod->name, .abandoned = abandoned };
 
     mod->state = MOD_EXITED;
+    rpctrack_purge (mod->track, unanswered_cb, &u);
+    if (u.count > 0)
+        broker_log (b, LOG_WARNING, "module %s left %d request%s unanswered;"
+                    " answered ENOSYS", mod->name, u.count, u.count == 1 ? "" : "s");
     service_remove_endpoint (b, &mod->ep);
     endpoint_unregister (b, &mod->ep);
     endpoint_disconnect_notify (b, &mod->ep);
@@ -447,6 +495,7 @@ static void router_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, vo
                 router_request (b, msg, &mod->ep);
                 break;
             case CANOPY_MSGTYPE_RESPONSE:
+                (void)rpctrack_match (mod->track, msg);
                 router_response (b, msg);
                 break;
             case CANOPY_MSGTYPE_CONTROL: {

@@ -1,7 +1,9 @@
 /* testmod - a module for tests: answers testmod.echo with its payload
  * plus its arguments, testmod.info with its rank, and testmod.creds (open
  * to guests) with the userid and rolemask the request arrived with, i.e.
- * what the broker stamped (t/t0801-abuse-credentials.t).
+ * what the broker stamped (t/t0801-abuse-credentials.t).  testmod.hold
+ * is never answered; testmod.quit is answered, then mod_main returns
+ * (t/t0004-module.t: the broker answers what a module left unanswered).
  */
 #include <string.h>
 #include <errno.h>
@@ -40,7 +42,22 @@ static void creds_cb (canopy_t *h, canopy_msg_handler_t *mh,
                          "rolemask", (json_int_t)rolemask);
 }
 
+static void hold_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                     const canopy_msg_t *msg, void *arg)
+{
+    /* deliberately never answered */
+}
+
+static void quit_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                     const canopy_msg_t *msg, void *arg)
+{
+    canopy_respond (h, msg, NULL);
+    canopy_reactor_stop (canopy_get_reactor (h));
+}
+
 static const struct canopy_msg_handler_spec htab[] = {
+    { CANOPY_MSGTYPE_REQUEST, "testmod.hold", hold_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "testmod.quit", quit_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "testmod.echo", echo_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "testmod.info", info_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "testmod.creds", creds_cb, CANOPY_ROLE_USER },

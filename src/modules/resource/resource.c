@@ -4,6 +4,8 @@
  * cpuset} under "resource.rank.<R>", so 'canopy resource list' (and job
  * launchers) can read every broker's summary from any broker.
  *   resource.get   this broker's summary (no KVS involved)
+ * The commit is asynchronous (a continuation logs its failure): the
+ * module serves resource.get and stops on request whatever the KVS does.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +21,18 @@ struct resource_ctx {
     canopy_t *h;
     uint32_t rank;
     json_t *info;
+    canopy_future_t *publish;   /* the commit of our summary */
+    char key[64];
 };
+
+static void publish_cb (canopy_future_t *f, void *arg)
+{
+    struct resource_ctx *ctx = arg;
+    if (kvs_commit_get (f, NULL) < 0)
+        canopy_log (ctx->h, LOG_ERR, "cannot publish %s: %s", ctx->key,
+                    canopy_future_error_string (f) ? canopy_future_error_string (f)
+                                                   : strerror (errno));
+}
 
 static void get_cb (canopy_t *h, canopy_msg_handler_t *mh,
                     const canopy_msg_t *msg, void *arg)
@@ -56,14 +69,15 @@ int mod_main (canopy_t *h, int argc, char **argv)
 {
     struct resource_ctx ctx = { .h = h };
     canopy_msg_handler_t **handlers = NULL;
-    char key[64];
     int rc = -1;
 
     if (canopy_get_rank (h, &ctx.rank) < 0 || !(ctx.info = summary (ctx.rank)))
         goto done;
-    snprintf (key, sizeof (key), "resource.rank.%u", ctx.rank);
-    if (kvs_put (h, key, ctx.info) < 0 || kvs_commit (h, 0) < 0) {
-        canopy_log_error (h, "cannot publish %s", key);
+    snprintf (ctx.key, sizeof (ctx.key), "resource.rank.%u", ctx.rank);
+    if (kvs_put (h, ctx.key, ctx.info) < 0
+        || !(ctx.publish = kvs_commit_async (h, 0))
+        || canopy_future_then (ctx.publish, -1, publish_cb, &ctx) < 0) {
+        canopy_log_error (h, "cannot publish %s", ctx.key);
         goto done;
     }
     if (canopy_msg_handler_addvec (h, htab, &ctx, &handlers) < 0)
@@ -71,6 +85,7 @@ int mod_main (canopy_t *h, int argc, char **argv)
     rc = canopy_reactor_run (canopy_get_reactor (h), 0);
 done:
     canopy_msg_handler_delvec (handlers);
+    canopy_future_destroy (ctx.publish);
     json_decref (ctx.info);
     return rc;
 }
