@@ -410,6 +410,7 @@ static int configure (struct backing_ctx *ctx, int argc, char **argv)
     if (modopt_apply (ctx->h, canopy_attr_get, "content", names, argc, argv,
                       set_option, ctx, &error) < 0) {
         canopy_log (ctx->h, LOG_ERR, "%s", error.text);
+        errno = EINVAL;
         return -1;
     }
     if ((statedir = canopy_attr_get (ctx->h, "statedir")) && *statedir)

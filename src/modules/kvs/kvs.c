@@ -52,7 +52,7 @@
 #include "src/common/libutil/monotime.h"
 #include "src/common/libutil/modopt.h"
 #include "src/common/libkvs/treeobj.h"
-#include "src/common/libkvs/kvs_wire.h"
+#include "src/common/libkvs/kvs_frame.h"
 #include "kvs_ctx.h"
 #include "lookup.h"
 #include "fence.h"
@@ -240,9 +240,8 @@ static bool guest_write_ok (struct kvs_ctx *ctx, const canopy_msg_t *msg,
 {
     uint32_t rolemask = 0, userid = 0;
     const void *data;
-    size_t len;
-    json_t *fences = NULL;
-    blobtab_t *blobs = NULL;
+    size_t len, off;
+    json_t *hdr = NULL, *fences, *table;
     canopy_error_t error;
 
     (void)canopy_msg_get_rolemask (msg, &rolemask);
@@ -250,14 +249,17 @@ static bool guest_write_ok (struct kvs_ctx *ctx, const canopy_msg_t *msg,
         return true;
     (void)canopy_msg_get_userid (msg, &userid);
     error.text[0] = '\0';
+    /* the header names every key and fence; the values need not be read
+     * (fence_request decodes and checks the whole transaction)
+     */
     if (canopy_msg_get_payload (msg, &data, &len) < 0
-        || kvs_wire_decode (data, len, false, &fences, &blobs, &error) < 0) {
+        || kvs_frame_header (data, len, "transaction", &hdr, &fences, &table,
+                             &off, &error) < 0) {
         canopy_respond_error (ctx->h, msg, EPROTO, error.text[0] ? error.text : NULL);
         return false;
     }
     int rc = kvs_guest_check (userid, fences, !commit, &error);
-    json_decref (fences);
-    blobtab_destroy (blobs);
+    json_decref (hdr);
     if (rc < 0) {
         canopy_respond_error (ctx->h, msg, EPERM, error.text);
         return false;
@@ -472,22 +474,22 @@ static const struct canopy_msg_handler_spec htab[] = {
  */
 static void guest_admit (struct kvs_ctx *ctx, canopy_msg_handler_t **handlers)
 {
-    static const char *reads[] = { "kvs.lookup", "kvs.getroot", "kvs.wait-version",
-                                   "kvs.watch", "kvs.unwatch", NULL };
-    static const char *writes[] = { "kvs.commit", "kvs.fence", NULL };
+    static const struct {
+        const char *topic;
+        enum kvs_guest_access needs;
+    } open[] = {
+        { "kvs.lookup", KVS_GUEST_READ }, { "kvs.getroot", KVS_GUEST_READ },
+        { "kvs.wait-version", KVS_GUEST_READ }, { "kvs.watch", KVS_GUEST_READ },
+        { "kvs.unwatch", KVS_GUEST_READ },
+        { "kvs.commit", KVS_GUEST_OWN }, { "kvs.fence", KVS_GUEST_OWN },
+    };
 
     for (int i = 0; htab[i].topic_glob; i++) {
-        bool admit = false;
-        for (int j = 0; reads[j]; j++)
-            if (ctx->limits.guest_access >= KVS_GUEST_READ
-                && !strcmp (htab[i].topic_glob, reads[j]))
-                admit = true;
-        for (int j = 0; writes[j]; j++)
-            if (ctx->limits.guest_access >= KVS_GUEST_OWN
-                && !strcmp (htab[i].topic_glob, writes[j]))
-                admit = true;
-        if (admit)
-            canopy_msg_handler_allow_rolemask (handlers[i], CANOPY_ROLE_USER);
+        for (size_t j = 0; j < sizeof (open) / sizeof (open[0]); j++) {
+            if (ctx->limits.guest_access >= open[j].needs
+                && !strcmp (htab[i].topic_glob, open[j].topic))
+                canopy_msg_handler_allow_rolemask (handlers[i], CANOPY_ROLE_USER);
+        }
     }
 }
 
@@ -509,7 +511,13 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
     ctx->limits.fence_timeout = 0;
     ctx->limits.hdir_threshold = 128;
     ctx->limits.prime_max = 4096;
+    ctx->limits.prime_budget = 64 * 1024;
+    ctx->limits.relay_max = CANOPY_MSG_SIZE_MAX;
+    ctx->cache_max = 128 * 1024 * 1024;
+    ctx->cache_age = 60;
+    ctx->checkpoint_period = 10;
     ctx->limits.guest_access = KVS_GUEST_NONE;
+    /* an attribute only: what guests may do is the instance's business */
     const char *ga = canopy_attr_get (ctx->h, "kvs.guest-access");
     enum kvs_guest_access access;
     if (ga) {
@@ -521,14 +529,10 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
         }
         ctx->limits.guest_access = access;
     }
-    ctx->limits.prime_budget = 64 * 1024;
-    ctx->limits.relay_max = CANOPY_MSG_SIZE_MAX;
-    ctx->cache_max = 128 * 1024 * 1024;
-    ctx->cache_age = 60;
-    ctx->checkpoint_period = 10;
     if (modopt_apply (ctx->h, canopy_attr_get, "kvs", names, argc, argv,
                       set_option, ctx, &error) < 0) {
         canopy_log (ctx->h, LOG_ERR, "%s", error.text);
+        errno = EINVAL;
         return -1;
     }
     return 0;

@@ -28,10 +28,11 @@ struct resource_ctx {
 static void publish_cb (canopy_future_t *f, void *arg)
 {
     struct resource_ctx *ctx = arg;
-    if (kvs_commit_get (f, NULL) < 0)
+    if (kvs_commit_get (f, NULL) < 0) {
+        const char *s = canopy_future_error_string (f);
         canopy_log (ctx->h, LOG_ERR, "cannot publish %s: %s", ctx->key,
-                    canopy_future_error_string (f) ? canopy_future_error_string (f)
-                                                   : strerror (errno));
+                    s ? s : strerror (errno));
+    }
 }
 
 static void get_cb (canopy_t *h, canopy_msg_handler_t *mh,
