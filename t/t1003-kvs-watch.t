@@ -21,14 +21,6 @@ wait_watchers () {
 		sleep 0.1
 	done
 }
-# Wait until file $1 exists and has at least $2 lines.
-wait_lines () {
-	i=0
-	while ! test -f $1 || test $(wc -l <$1) -lt $2; do
-		i=$((i + 1)) && test $i -lt 300 || return 1
-		sleep 0.1
-	done
-}
 # A watch starts from the root its broker has: let rank $1 catch up with
 # the local broker first.
 catch_up () {

@@ -48,11 +48,12 @@ test_expect_success 'a put changes only its own bucket' '
 	test $(cat nd) = 2
 '
 test_expect_success 'watch a key inside an hdir' '
-	canopy kvs --rank 2 watch -c 3 h1.k7 >w.out &
+	canopy kvs --rank 2 wait $(canopy kvs version) &&
+	{ timeout 60 canopy kvs --rank 2 watch -c 3 h1.k7 >w.out & } &&
 	pid=$! &&
-	sleep 0.5 &&
+	wait_lines w.out 1 &&
 	canopy kvs put h1.k7=a &&
-	sleep 0.2 &&
+	wait_lines w.out 2 &&
 	canopy kvs put h1.k7=b &&
 	wait $pid &&
 	printf "7\na\nb\n" >w.exp &&

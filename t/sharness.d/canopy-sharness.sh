@@ -85,6 +85,16 @@ on_rank () {
     CANOPY_URI=$(rank_uri $_r) "$@"
 }
 
+# Wait up to 30 s until file $1 exists and has at least $2 lines (a
+# watch's output, before the next change is made).
+wait_lines () {
+    _i=0
+    while ! test -f "$1" || test $(wc -l <"$1") -lt $2; do
+        _i=$((_i + 1)) && test $_i -lt 300 || return 1
+        sleep 0.1
+    done
+}
+
 # Wait up to $2 seconds (default 10) for file $1 to appear.
 wait_for_file () {
     _n=$(( ${2:-10} * 10 ))
