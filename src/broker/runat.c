@@ -2,6 +2,12 @@
  *
  * The program gets SIGHUP if the broker dies (PR_SET_PDEATHSIG), so a
  * dead rank 0 never leaves it running on its own.
+ *
+ * The broker has many threads: between fork and exec the child may only
+ * make async-signal-safe calls (another thread may hold the allocator's
+ * lock at the fork, and the child would wait for it for ever).  So its
+ * environment is built before the fork (runat_environ), and the child
+ * only resets signals and execs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -57,16 +63,56 @@ static void child_exit_cb (struct procwatch *pw, pid_t pid, int status, void *ar
         ra->exited (ra->b, status);
 }
 
+char **runat_environ (char **env, const char *uri)
+{
+    size_t n = 0, k = 0;
+    char **v;
+
+    while (env && env[n])
+        n++;
+    if (!(v = calloc (n + 2, sizeof (char *)))
+        || asprintf (&v[0], "CANOPY_URI=%s", uri ? uri : "") < 0) {
+        free (v);
+        errno = ENOMEM;
+        return NULL;
+    }
+    k = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp (env[i], "CANOPY_URI=", 11) != 0)
+            v[k++] = env[i];
+    }
+    v[k] = NULL;
+    return v;
+}
+
+void runat_environ_free (char **v)
+{
+    if (v) {
+        int saved_errno = errno;
+        free (v[0]);
+        free (v);
+        errno = saved_errno;
+    }
+}
+
 int runat_start (struct runat *ra, const char *uri)
 {
+    extern char **environ;
+    char **env;
+    char msg[256];
     pid_t pid;
 
     if (!ra->argv || !ra->argv[0]) {
         errno = EINVAL;
         return -1;
     }
-    if ((pid = fork ()) < 0)
+    /* everything the child needs is made here, before the fork */
+    if (!(env = runat_environ (environ, uri)))
         return -1;
+    if ((pid = fork ()) < 0) {
+        runat_environ_free (env);
+        return -1;
+    }
     if (pid == 0) {
         sigset_t none;
         sigemptyset (&none);
@@ -75,11 +121,17 @@ int runat_start (struct runat *ra, const char *uri)
         signal (SIGPIPE, SIG_DFL);
         /* if rank 0 dies, its program hears a hangup, as from a terminal */
         (void)prctl (PR_SET_PDEATHSIG, SIGHUP);
-        setenv ("CANOPY_URI", uri, 1);
+        environ = env;
         execvp (ra->argv[0], ra->argv);
-        fprintf (stderr, "canopy: %s: %s\n", ra->argv[0], strerror (errno));
-        _exit (errno == ENOENT ? 127 : 126);
+        int e = errno;
+        int len = snprintf (msg, sizeof (msg), "canopy: %s: cannot execute it (%s)\n",
+                            ra->argv[0], strerrorname_np (e) ? strerrorname_np (e) : "?");
+        if (len > 0)
+            (void)write (STDERR_FILENO, msg, (size_t)len < sizeof (msg) ? (size_t)len
+                                                                       : sizeof (msg) - 1);
+        _exit (e == ENOENT ? 127 : 126);
     }
+    runat_environ_free (env);
     ra->pid = pid;
     if (!(ra->pw = procwatch_create (ra->b->r, pid, child_exit_cb, ra))) {
         int saved_errno = errno;

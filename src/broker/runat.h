@@ -20,4 +20,12 @@ int runat_start (struct runat *ra, const char *uri);
 int runat_kill (struct runat *ra, int signum);
 pid_t runat_pid (struct runat *ra);
 
+/* The initial program's environment: 'env' (e.g. environ) with
+ * CANOPY_URI=uri in place of any CANOPY_URI there.  The array and its
+ * first string are new (free with runat_environ_free); the other
+ * strings are env's.  NULL with ENOMEM.
+ */
+char **runat_environ (char **env, const char *uri);
+void runat_environ_free (char **v);
+
 #endif
