@@ -4,6 +4,9 @@
  * - Lifecycle: LOADING (thread started) -> RUNNING (module said so) ->
  *   EXITED (mod_main returned; the thread sent its exit status and is
  *   joined, the DSO closed, its services removed and its users notified).
+ * - Messages to and from module threads travel as pointers to private
+ *   copies (msg_handoff.c), not encoded: the copy is cheaper than the
+ *   frames and decoding it replaced.
  * - The module ROUTER uses ROUTER_MANDATORY so a message for a module that
  *   is gone fails instead of vanishing.
  * - Unloading sends a NORESPONSE "<name>.shutdown" request; a module that
@@ -32,6 +35,7 @@
 #include "src/common/libutil/monotime.h"
 #include "src/common/libcanopy/handle_private.h"
 #include "src/common/libcanopy/module_private.h"
+#include "src/common/libcanopy/msg_handoff.h"
 #include "broker.h"
 #include "rpctrack.h"
 #include "modhost.h"
@@ -127,7 +131,7 @@ static int module_send (struct endpoint *ep, const canopy_msg_t *msg)
         mod->backlog[mod->nbacklog++] = canopy_msg_incref ((canopy_msg_t *)msg);
         return 0;
     }
-    if (canopy_msg_sendzsock_to (mod->mh->router, ep->id, msg, false) < 0) {
+    if (msg_handoff_send (mod->mh->router, ep->id, msg, false) < 0) {
         int e = errno;
         rpctrack_remove (mod->track, msg);
         errno = e;
@@ -140,7 +144,7 @@ static void module_running (struct module *mod)
 {
     mod->state = MOD_RUNNING;
     for (int i = 0; i < mod->nbacklog; i++) {
-        if (canopy_msg_sendzsock_to (mod->mh->router, mod->ep.id, mod->backlog[i],
+        if (msg_handoff_send (mod->mh->router, mod->ep.id, mod->backlog[i],
                                      false) < 0) {
             broker_log (mod->mh->b, LOG_ERR, "module %s: lost a queued message: %s",
                         mod->name, strerror (errno));
@@ -476,7 +480,7 @@ static void router_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, vo
 
     for (int i = 0; i < 64; i++) {
         char *sender = NULL;
-        canopy_msg_t *msg = canopy_msg_recvzsock_from (mh->router, &sender, true);
+        canopy_msg_t *msg = msg_handoff_recv (mh->router, &sender, true);
         if (!msg) {
             if (errno == EAGAIN || errno == ETERM)
                 break;

@@ -59,28 +59,68 @@ void rpctrack_destroy (rpctrack_t *t)
     }
 }
 
-/* Returns a malloc'd key, or NULL (ENOMEM, EPROTO). */
-static char *make_key (const canopy_msg_t *msg)
+/* Build the key into 'buf' (KEYBUF bytes) when it fits, else into a
+ * malloc'd string.  Returns the key, or NULL (ENOMEM, EPROTO).  Free it
+ * with key_free.  Hot path: two per request that crosses a link, so no
+ * printf and no intermediate route string.
+ */
+#define KEYBUF 256
+
+static char *make_key (const canopy_msg_t *msg, char *buf)
 {
     uint32_t tag = 0;
-    char *routes, *key;
+    int n;
+    size_t len;
+    char num[16];
+    char *key, *p;
 
     if (canopy_msg_get_matchtag (msg, &tag) < 0)
         return NULL;
-    if (!(routes = canopy_msg_route_string (msg)))
+    n = canopy_msg_route_count (msg);
+    if (n < 0)
         return NULL;
-    if (asprintf (&key, "%u|%s", tag, routes) < 0) {
-        free (routes);
+    /* the tag in decimal, written backwards then reversed into place */
+    size_t nlen = 0;
+    do {
+        num[nlen++] = '0' + tag % 10;
+        tag /= 10;
+    } while (tag);
+    len = nlen + 2;
+    for (int i = n - 1; i >= 0; i--)
+        len += strlen (canopy_msg_route_at (msg, i)) + 1;
+    if (len <= KEYBUF)
+        key = buf;
+    else if (!(key = malloc (len))) {
         errno = ENOMEM;
         return NULL;
     }
-    free (routes);
+    p = key;
+    while (nlen > 0)
+        *p++ = num[--nlen];
+    *p++ = '|';
+    /* bottom (the original sender) first, as canopy_msg_route_string */
+    for (int i = n - 1; i >= 0; i--) {
+        const char *r = canopy_msg_route_at (msg, i);
+        size_t rlen = strlen (r);
+        if (i < n - 1)
+            *p++ = '!';
+        memcpy (p, r, rlen);
+        p += rlen;
+    }
+    *p = '\0';
     return key;
+}
+
+static void key_free (char *key, char *buf)
+{
+    if (key != buf)
+        free (key);
 }
 
 int rpctrack_add (rpctrack_t *t, const canopy_msg_t *req)
 {
     struct entry *e;
+    char buf[KEYBUF];
     char *key;
 
     if (!t || !req) {
@@ -90,29 +130,31 @@ int rpctrack_add (rpctrack_t *t, const canopy_msg_t *req)
     if (canopy_msg_get_type (req) != CANOPY_MSGTYPE_REQUEST
         || canopy_msg_has_flag (req, CANOPY_MSGFLAG_NORESPONSE))
         return 0;
-    if (!(key = make_key (req)))
+    if (!(key = make_key (req, buf)))
         return -1;
     if ((e = hashmap_lookup (t->map, key))) {
         e->count++;
         t->count++;
-        free (key);
+        key_free (key, buf);
         return 0;
     }
     if (!(e = calloc (1, sizeof (*e))) || !(e->req = canopy_msg_copy (req, false))) {
         free (e);
-        free (key);
+        key_free (key, buf);
         errno = ENOMEM;
         return -1;
     }
     e->count = 1;
     e->streaming = canopy_msg_has_flag (req, CANOPY_MSGFLAG_STREAMING);
     if (hashmap_insert (t->map, key, e) < 0) {
+        int err = errno;
         entry_free (e);
-        free (key);
+        key_free (key, buf);
+        errno = err;
         return -1;
     }
     t->count++;
-    free (key);
+    key_free (key, buf);
     return 0;
 }
 
@@ -126,37 +168,40 @@ static void forget_one (rpctrack_t *t, const char *key, struct entry *e)
 bool rpctrack_match (rpctrack_t *t, const canopy_msg_t *rsp)
 {
     struct entry *e;
+    char buf[KEYBUF];
     char *key;
     int errnum = 0;
 
-    if (!t || !rsp || canopy_msg_get_type (rsp) != CANOPY_MSGTYPE_RESPONSE)
+    if (!t || !rsp || canopy_msg_get_type (rsp) != CANOPY_MSGTYPE_RESPONSE
+        || t->count == 0)
         return false;
-    if (!(key = make_key (rsp)))
+    if (!(key = make_key (rsp, buf)))
         return false;
     if (!(e = hashmap_lookup (t->map, key))) {
-        free (key);
+        key_free (key, buf);
         return false;
     }
     (void)canopy_msg_get_errnum (rsp, &errnum);
     if (!e->streaming || errnum != 0)
         forget_one (t, key, e);
-    free (key);
+    key_free (key, buf);
     return true;
 }
 
 void rpctrack_remove (rpctrack_t *t, const canopy_msg_t *req)
 {
     struct entry *e;
+    char buf[KEYBUF];
     char *key;
 
     if (!t || !req || canopy_msg_get_type (req) != CANOPY_MSGTYPE_REQUEST
         || canopy_msg_has_flag (req, CANOPY_MSGFLAG_NORESPONSE))
         return;
-    if (!(key = make_key (req)))
+    if (!(key = make_key (req, buf)))
         return;
     if ((e = hashmap_lookup (t->map, key)))
         forget_one (t, key, e);
-    free (key);
+    key_free (key, buf);
 }
 
 void rpctrack_purge (rpctrack_t *t, rpctrack_purge_f fn, void *arg)

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include "src/broker/rpctrack.h"
 
 static canopy_msg_t *req (uint32_t tag, const char **hops, int nhops, bool streaming)
@@ -156,6 +157,49 @@ static void test_purge_and_duplicates (void **state)
     rpctrack_destroy (t);
 }
 
+/* Keys longer than the stack buffer (deep route stacks of long ids) take
+ * the allocated path; stacks that differ only in where the '!' separators
+ * fall, or in the tag, stay distinct.
+ */
+static void test_long_keys (void **state)
+{
+    char ids[40][64];
+    const char *hops[40];
+    rpctrack_t *t = rpctrack_create ();
+    assert_non_null (t);
+    for (int i = 0; i < 40; i++) {
+        snprintf (ids[i], sizeof (ids[i]), "%d:%s", i,
+                  "a-rather-long-identifier-for-a-route-hop");
+        hops[i] = ids[i];
+    }
+    canopy_msg_t *deep = req (4294967295u, hops, 40, false);
+    canopy_msg_t *deep0 = req (0, hops, 40, false);
+    const char *x[] = { "ab", "c" };
+    const char *y[] = { "a", "bc" };
+    canopy_msg_t *rx = req (7, x, 2, false);
+    canopy_msg_t *ry = req (7, y, 2, false);
+    assert_int_equal (rpctrack_add (t, deep), 0);
+    assert_int_equal (rpctrack_add (t, deep0), 0);
+    assert_int_equal (rpctrack_add (t, rx), 0);
+    assert_int_equal (rpctrack_add (t, ry), 0);
+    assert_int_equal (rpctrack_count (t), 4);
+    canopy_msg_t *a = rsp (deep, 0), *b = rsp (rx, 0);
+    assert_true (rpctrack_match (t, a));
+    assert_false (rpctrack_match (t, a));   /* answered once */
+    assert_true (rpctrack_match (t, b));
+    assert_int_equal (rpctrack_count (t), 2);
+    rpctrack_remove (t, deep0);
+    rpctrack_remove (t, ry);
+    assert_int_equal (rpctrack_count (t), 0);
+    canopy_msg_decref (a);
+    canopy_msg_decref (b);
+    canopy_msg_decref (deep);
+    canopy_msg_decref (deep0);
+    canopy_msg_decref (rx);
+    canopy_msg_decref (ry);
+    rpctrack_destroy (t);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -163,6 +207,7 @@ int main (void)
         cmocka_unit_test (test_untracked),
         cmocka_unit_test (test_streaming),
         cmocka_unit_test (test_purge_and_duplicates),
+        cmocka_unit_test (test_long_keys),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);

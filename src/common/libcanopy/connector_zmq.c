@@ -1,10 +1,12 @@
 /* connector_zmq.c - a module's connection to its broker: a ZeroMQ DEALER
- * on an inproc endpoint, owned by the module thread.
+ * on an inproc endpoint, owned by the module thread.  Messages cross it as
+ * pointers to private copies (msg_handoff.c), not encoded.
  */
 #include <stdlib.h>
 #include <errno.h>
 #include <zmq.h>
 #include "handle_private.h"
+#include "msg_handoff.h"
 
 struct zmq_conn {
     void *sock;
@@ -28,7 +30,7 @@ void *connector_zmq_create (void *zsock)
 static int zmq_conn_send (void *impl, const canopy_msg_t *msg, bool nonblock)
 {
     struct zmq_conn *c = impl;
-    return canopy_msg_sendzsock_ex (c->sock, msg, nonblock);
+    return msg_handoff_send (c->sock, NULL, msg, nonblock);
 }
 
 static canopy_msg_t *zmq_conn_recv (void *impl, bool nonblock)
@@ -37,7 +39,7 @@ static canopy_msg_t *zmq_conn_recv (void *impl, bool nonblock)
     canopy_msg_t *msg;
 
     for (;;) {
-        if ((msg = canopy_msg_recvzsock_from (c->sock, NULL, nonblock)))
+        if ((msg = msg_handoff_recv (c->sock, NULL, nonblock)))
             return msg;
         if (errno == EPROTO || errno == EMSGSIZE)
             continue;       /* the broker never sends these; skip */

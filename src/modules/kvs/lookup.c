@@ -357,23 +357,26 @@ again:
             finish (l, l->load_errnum ? l->load_errnum : EPROTO, "cannot load the root");
         goto done;
     }
-    json_t *rootobj = treeobj_create_dirref (l->rootref);
-    if (!rootobj) {
-        finish (l, ENOMEM, NULL);
-        goto done;
-    }
     if ((n = kvs_path_split (l->key, &comps, &buf)) < 0) {
-        json_decref (rootobj);
         finish (l, errno, NULL);
         goto done;
     }
     if (n == 0) {
-        deliver (l, (l->flags & (KVS_READDIR | KVS_TREEOBJ)) && !(l->flags & KVS_READDIR)
-                    ? rootobj : root);
-        json_decref (rootobj);
+        /* the root itself: its tree object is a dirref (built only here,
+         * not on every lookup) */
+        if ((l->flags & KVS_TREEOBJ) && !(l->flags & KVS_READDIR)) {
+            json_t *rootobj = treeobj_create_dirref (l->rootref);
+            if (!rootobj) {
+                finish (l, ENOMEM, NULL);
+                goto done;
+            }
+            deliver (l, rootobj);
+            json_decref (rootobj);
+        }
+        else
+            deliver (l, root);
         goto done;
     }
-    json_decref (rootobj);
     json_t *cur = root;     /* a dir-like object */
     for (int i = 0; i < n; i++) {
         json_t *dir = open_dir (l, cur, comps[i]);
