@@ -1,7 +1,7 @@
 /* kvs-bench - KVS client throughput, one measurement per invocation.
  *
  *   kvs-bench seqget N            N sequential kvs_get of one cached key
- *   kvs-bench inflight N DEPTH    N lookups, DEPTH in flight at a time
+ *   kvs-bench inflight N DEPTH    N lookups, DEPTH in flight all the time
  *   kvs-bench commit N DIRSIZE    N one-key commits into a DIRSIZE-key dir
  *   kvs-bench commitpar N DIRSIZE THREADS   the same from THREADS clients
  *   kvs-bench bulk R              R times: 1000 puts, one commit
@@ -105,19 +105,27 @@ int main (int argc, char *argv[])
         canopy_future_t **fs = calloc (depth, sizeof (*fs));
         if (kvs_put_string (h, "bench.get", "12345678") < 0 || kvs_commit (h, 0) < 0)
             die (h, "setup");
+        /* A sliding window, as redis-benchmark's clients keep theirs: the
+         * oldest lookup is awaited, and a new one takes its slot at once,
+         * so DEPTH stay in flight the whole time.
+         */
         t0 = monotime ();
-        long sent = 0, done = 0;
-        while (done < n) {
-            int batch = 0;
-            for (int i = 0; i < depth && sent < n; i++, sent++, batch++)
-                if (!(fs[i] = kvs_lookup (h, "bench.get", 0)))
+        long sent = 0;
+        for (; sent < depth && sent < n; sent++)
+            if (!(fs[sent] = kvs_lookup (h, "bench.get", 0)))
+                die (h, "lookup");
+        for (long done = 0; done < n; done++) {
+            int slot = done % depth;
+            const void *d;
+            size_t l;
+            if (kvs_lookup_get_raw (fs[slot], &d, &l) < 0)
+                die (h, "lookup");
+            canopy_future_destroy (fs[slot]);
+            fs[slot] = NULL;
+            if (sent < n) {
+                if (!(fs[slot] = kvs_lookup (h, "bench.get", 0)))
                     die (h, "lookup");
-            for (int i = 0; i < batch; i++, done++) {
-                const void *d;
-                size_t l;
-                if (kvs_lookup_get_raw (fs[i], &d, &l) < 0)
-                    die (h, "lookup");
-                canopy_future_destroy (fs[i]);
+                sent++;
             }
         }
         report (mode, n, monotime () - t0);

@@ -5,8 +5,15 @@
  *   message is routed as it is decoded.  Route frames sent by a client are
  *   discarded (a client cannot forge hops), and its credentials are
  *   stamped by the router from the endpoint.
- * - Writes try send() at once; what does not fit is queued and POLLOUT is
- *   enabled until the queue drains.
+ * - Writes are coalesced: client_send encodes into the client's pending
+ *   buffer, and a prepare watcher (the loop is about to block) sends each
+ *   pending buffer with one send().  A burst of responses (many requests
+ *   in flight, a batch of them answered in one wake-up) then costs the
+ *   broker and the client one system call and one wake-up instead of one
+ *   per message.  A pending buffer over FLUSH_AT bytes is sent at once.
+ *   What send() does not take is queued and POLLOUT is enabled until the
+ *   queue drains; pending bytes count against the queue limit, and the
+ *   connector flushes them (nonblocking, best effort) when it is destroyed.
  * - A client is destroyed on EOF, on a protocol error, or when its queue
  *   exceeds the limit; services it used get "<svc>.disconnect".
  * - Fairness: one wake-up handles at most INPUT_BUDGET messages of a
@@ -22,6 +29,7 @@
 #include <string.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <unistd.h>
 #include <syslog.h>
 #include <sys/socket.h>
@@ -34,6 +42,7 @@
 #include "connector.h"
 
 #define INPUT_BUDGET 256
+#define FLUSH_AT (64 * 1024)
 
 struct outbuf {
     struct list_node node;
@@ -54,6 +63,10 @@ struct client {
     size_t outq_bytes;
     canopy_watcher_t *w;
     struct list_node backlog_node;  /* on connector 'backlog' if linked */
+    char *pend;                     /* encoded frames not yet sent */
+    size_t pend_len;
+    size_t pend_cap;
+    struct list_node dirty_node;    /* on connector 'dirty' if pend_len > 0 */
     bool dead;
 };
 
@@ -69,6 +82,8 @@ struct connector {
     canopy_watcher_t *reaper;   /* frees dead clients outside callbacks */
     struct list_node backlog;   /* clients with whole messages buffered */
     canopy_watcher_t *backlog_w;    /* idle: drains the backlog */
+    struct list_node dirty;     /* clients with pending output */
+    canopy_watcher_t *flush_w;  /* prepare: sends pending output */
 };
 
 static void client_input (struct client *cl);
@@ -80,8 +95,11 @@ static void client_destroy (struct client *cl)
     canopy_watcher_destroy (cl->w);
     if (list_node_linked (&cl->backlog_node))
         list_del (&cl->backlog_node);
+    if (list_node_linked (&cl->dirty_node))
+        list_del (&cl->dirty_node);
     if (cl->fd >= 0)
         close (cl->fd);
+    free (cl->pend);
     msg_instream_release (&cl->in);
     while (!list_empty (&cl->outq)) {
         struct outbuf *ob = list_entry (cl->outq.next, struct outbuf, node);
@@ -110,6 +128,8 @@ static void client_kill (struct client *cl, const char *why)
     canopy_watcher_stop (cl->w);
     if (list_node_linked (&cl->backlog_node))
         list_del (&cl->backlog_node);
+    if (list_node_linked (&cl->dirty_node))
+        list_del (&cl->dirty_node);
     endpoint_unregister (b, &cl->ep);
     endpoint_disconnect_notify (b, &cl->ep);
     list_del (&cl->node);
@@ -175,64 +195,118 @@ static int flush_out (struct client *cl)
     return 0;
 }
 
+/* Hand the pending buffer to the socket: send what it takes at once if
+ * nothing is queued ahead of it, and queue the rest (the buffer itself
+ * becomes the queue entry, so nothing is copied).  Returns -1 on a write
+ * error or ENOMEM (the caller kills the client).
+ */
+static int flush_pending (struct client *cl)
+{
+    struct outbuf *ob;
+    ssize_t n = 0;
+
+    if (list_node_linked (&cl->dirty_node))
+        list_del (&cl->dirty_node);
+    if (cl->pend_len == 0)
+        return 0;
+    if (list_empty (&cl->outq)) {
+        do {
+            n = send (cl->fd, cl->pend, cl->pend_len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        } while (n < 0 && errno == EINTR);
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+            return -1;
+        if (n < 0)
+            n = 0;
+        cl->outq_bytes -= n;
+        if ((size_t)n == cl->pend_len) {
+            cl->pend_len = 0;   /* keep the buffer for the next burst */
+            if (cl->pend_cap > 4 * FLUSH_AT) {  /* unless a giant passed */
+                free (cl->pend);
+                cl->pend = NULL;
+                cl->pend_cap = 0;
+            }
+            return 0;
+        }
+    }
+    if (!(ob = calloc (1, sizeof (*ob)))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    ob->data = cl->pend;
+    ob->len = cl->pend_len;
+    ob->off = n;
+    cl->pend = NULL;
+    cl->pend_len = cl->pend_cap = 0;
+    list_add_tail (&cl->outq, &ob->node);
+    canopy_watcher_set_events (cl->w, CANOPY_POLLIN | CANOPY_POLLOUT);
+    return 0;
+}
+
+static void flush_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
+{
+    struct connector *c = arg;
+
+    while (!list_empty (&c->dirty)) {
+        struct client *cl = list_entry (c->dirty.next, struct client, dirty_node);
+        if (flush_pending (cl) < 0)     /* unlinks cl from 'dirty' first */
+            client_kill (cl, errno == ENOMEM ? "out of memory" : "write error");
+    }
+    canopy_watcher_stop (w);
+}
+
 static int client_send (struct endpoint *ep, const canopy_msg_t *msg)
 {
     struct client *cl = ep->impl;
-    struct outbuf *ob;
+    struct connector *c = cl->conn;
     size_t size;
-    char *buf;
 
     if (cl->dead) {
         errno = ECONNRESET;
         return -1;
     }
-    if (!(buf = msg_frame_encode (msg, &size)))
+    if ((size = canopy_msg_encode_size (msg)) > CANOPY_MSG_SIZE_MAX) {
+        errno = EMSGSIZE;
         return -1;
-    if (list_empty (&cl->outq)) {
-        ssize_t n;
-        do {
-            n = send (cl->fd, buf, size, MSG_DONTWAIT | MSG_NOSIGNAL);
-        } while (n < 0 && errno == EINTR);
-        if (n == (ssize_t)size) {
-            free (buf);
-            return 0;
-        }
-        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-            free (buf);
-            client_kill (cl, "write error");
-            errno = ECONNRESET;
-            return -1;
-        }
-        if (n < 0)
-            n = 0;
-        if (!(ob = calloc (1, sizeof (*ob)))) {
-            free (buf);
+    }
+    if (cl->pend_len + size + 4 > cl->pend_cap) {
+        size_t cap = cl->pend_cap ? cl->pend_cap : 4096;
+        char *p;
+        while (cap < cl->pend_len + size + 4)
+            cap *= 2;
+        if (!(p = realloc (cl->pend, cap))) {
             client_kill (cl, "out of memory");
             errno = ENOMEM;
             return -1;
         }
-        ob->data = buf;
-        ob->len = size;
-        ob->off = n;
+        cl->pend = p;
+        cl->pend_cap = cap;
     }
-    else {
-        if (!(ob = calloc (1, sizeof (*ob)))) {
-            free (buf);
-            client_kill (cl, "out of memory");
-            errno = ENOMEM;
-            return -1;
-        }
-        ob->data = buf;
-        ob->len = size;
-    }
-    list_add_tail (&cl->outq, &ob->node);
-    cl->outq_bytes += ob->len - ob->off;
-    if (cl->outq_bytes > cl->conn->outq_limit) {
+    uint8_t *hdr = (uint8_t *)cl->pend + cl->pend_len;
+    hdr[0] = size >> 24;
+    hdr[1] = size >> 16;
+    hdr[2] = size >> 8;
+    hdr[3] = size;
+    (void)canopy_msg_encode_into (msg, hdr + 4, size);
+    cl->pend_len += size + 4;
+    cl->outq_bytes += size + 4;
+    if (cl->outq_bytes > c->outq_limit) {
         client_kill (cl, "output queue limit exceeded (client not reading)");
         errno = ENOBUFS;
         return -1;
     }
-    canopy_watcher_set_events (cl->w, CANOPY_POLLIN | CANOPY_POLLOUT);
+    if (cl->pend_len >= FLUSH_AT) {
+        if (flush_pending (cl) < 0) {
+            int e = errno;
+            client_kill (cl, e == ENOMEM ? "out of memory" : "write error");
+            errno = e == ENOMEM ? ENOMEM : ECONNRESET;
+            return -1;
+        }
+        return 0;
+    }
+    if (!list_node_linked (&cl->dirty_node)) {
+        list_add_tail (&c->dirty, &cl->dirty_node);
+        canopy_watcher_start (c->flush_w);
+    }
     return 0;
 }
 
@@ -330,6 +404,7 @@ static void listen_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, vo
         list_init (&cl->outq);
         list_node_init (&cl->node);
         list_node_init (&cl->backlog_node);
+        list_node_init (&cl->dirty_node);
         msg_instream_init (&cl->in);
         snprintf (id, sizeof (id), "%s:c%llu", b->rankstr,
                   (unsigned long long)++c->next_id);
@@ -366,6 +441,7 @@ struct connector *connector_create (struct broker *b, const char *path)
     c->outq_limit = 1024UL * 1024 * 1024;
     list_init (&c->clients);
     list_init (&c->backlog);
+    list_init (&c->dirty);
     if (!(c->path = strdup (path)))
         goto error;
     memset (&addr, 0, sizeof (addr));
@@ -382,10 +458,12 @@ struct connector *connector_create (struct broker *b, const char *path)
         goto error;
     if (!(c->w = canopy_fd_watcher_create (b->r, c->fd, CANOPY_POLLIN, listen_cb, c))
         || !(c->reaper = canopy_idle_watcher_create (b->r, reaper_cb, c))
-        || !(c->backlog_w = canopy_idle_watcher_create (b->r, backlog_cb, c)))
+        || !(c->backlog_w = canopy_idle_watcher_create (b->r, backlog_cb, c))
+        || !(c->flush_w = canopy_prepare_watcher_create (b->r, flush_cb, c)))
         goto error;
     canopy_watcher_unref (c->reaper);
     canopy_watcher_unref (c->backlog_w);
+    canopy_watcher_unref (c->flush_w);
     canopy_watcher_start (c->w);
     return c;
 error:
@@ -398,6 +476,10 @@ void connector_destroy (struct connector *c)
     if (!c)
         return;
     int saved_errno = errno;
+    while (!list_empty (&c->dirty)) {      /* last words, best effort */
+        struct client *cl = list_entry (c->dirty.next, struct client, dirty_node);
+        (void)flush_pending (cl);
+    }
     while (!list_empty (&c->clients)) {
         struct client *cl = list_entry (c->clients.next, struct client, node);
         list_del (&cl->node);
@@ -408,6 +490,7 @@ void connector_destroy (struct connector *c)
     canopy_watcher_destroy (c->w);
     canopy_watcher_destroy (c->reaper);
     canopy_watcher_destroy (c->backlog_w);
+    canopy_watcher_destroy (c->flush_w);
     if (c->fd >= 0) {
         close (c->fd);
         (void)unlink (c->path);
