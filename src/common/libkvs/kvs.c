@@ -19,6 +19,7 @@
 #include "treeobj.h"
 #include "kvs_path.h"
 #include "kvs_txn.h"
+#include "kvs_lookup_wire.h"
 #include "kvs_private.h"
 
 static void txn_free (void *arg)
@@ -289,8 +290,13 @@ canopy_future_t *kvs_lookup (canopy_t *h, const char *key, int flags)
         errno = ENAMETOOLONG;
         return NULL;
     }
-    return canopy_rpc_pack (h, "kvs.lookup", kvs_target (h), 0,
-                            "{s:s s:i}", "key", key, "flags", flags);
+    char *s = kvs_lookup_wire_encode (key, flags, NULL);
+    canopy_future_t *f;
+    if (!s)
+        return NULL;
+    f = canopy_rpc (h, "kvs.lookup", s, kvs_target (h), 0);
+    free (s);
+    return f;
 }
 
 int kvs_lookup_get_raw (canopy_future_t *f, const void **data, size_t *len)

@@ -55,6 +55,7 @@
 #include "src/common/libkvs/kvs_frame.h"
 #include "kvs_ctx.h"
 #include "lookup.h"
+#include "src/common/libkvs/kvs_lookup_wire.h"
 #include "fence.h"
 #include "apply.h"
 #include "watch.h"
@@ -211,13 +212,20 @@ static void lookup_cb (canopy_t *h, canopy_msg_handler_t *mh,
                        const canopy_msg_t *msg, void *arg)
 {
     struct kvs_ctx *ctx = arg;
-    const char *key;
+    char key[KVS_MAX_KEY + 1];
+    const void *payload;
+    size_t size;
     int flags = 0;
     struct lookup *l;
 
     ctx->stats.lookups++;
-    if (canopy_request_unpack (msg, NULL, "{s:s s?i}", "key", &key, "flags", &flags) < 0) {
-        canopy_respond_error (h, msg, EPROTO, "malformed kvs.lookup");
+    if (canopy_msg_has_flag (msg, CANOPY_MSGFLAG_RAW)
+        || canopy_msg_get_payload (msg, &payload, &size) < 0
+        || kvs_lookup_wire_decode (payload, size, key, sizeof (key), &flags) < 0) {
+        if (errno == ENAMETOOLONG)
+            canopy_respond_error (h, msg, ENAMETOOLONG, "key too long");
+        else
+            canopy_respond_error (h, msg, EPROTO, "malformed kvs.lookup");
         return;
     }
     if (!(l = lookup_create (ctx, key, flags, ctx->rootref, lookup_done,
