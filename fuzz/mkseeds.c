@@ -268,6 +268,13 @@ int main (int argc, char *argv[])
     blobref_hash ("two", 3, ref2, sizeof (ref2));
     treeobj_seeds (ref1, ref2);
 
+    put_str ("kvs_lookup_wire", "plain", "{\"key\":\"a.b.c\",\"flags\":0}");
+    put_str ("kvs_lookup_wire", "reordered", " { \"flags\" : 12 , \"key\" : \"pmi.kvs-1[3]\" } ");
+    put_str ("kvs_lookup_wire", "escaped", "{\"key\":\"q\\\"\\u00e9\",\"flags\":-1}");
+    put_str ("kvs_lookup_wire", "extra", "{\"key\":\"k\",\"x\":[1,{\"y\":null}]}");
+    put_str ("kvs_lookup_wire", "dup", "{\"key\":\"a\",\"key\":\"b\"}");
+    put_str ("kvs_lookup_wire", "real-flags", "{\"key\":\"a\",\"flags\":1.5}");
+
     put_str ("blobref", "valid", ref1);
     char upper[BLOBREF_MAX];
     strcpy (upper, ref2);
