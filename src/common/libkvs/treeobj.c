@@ -528,11 +528,17 @@ static int buf_json_string (struct buf *b, const char *s, size_t n)
     return 0;
 }
 
-static int cmp_names (const void *a, const void *b)
+struct member {
+    const char *name;
+    const json_t *value;
+};
+
+static int cmp_members (const void *a, const void *b)
 {
-    return strcmp (*(const char **)a, *(const char **)b);
+    return strcmp (((const struct member *)a)->name, ((const struct member *)b)->name);
 }
 
+/* Returns 0 (written), 1 (not a tree object: nothing written) or -1. */
 static int encode_obj (struct buf *b, const json_t *obj);
 
 static int encode_value (struct buf *b, const json_t *v)
@@ -558,31 +564,43 @@ static int encode_value (struct buf *b, const json_t *v)
         return buf_put (b, "]", 1);
     }
     if (json_is_object (v)) {
-        if (treeobj_type (v))
-            return encode_obj (b, v);
+        /* A tree object has exactly three members, so only a small object
+         * is worth a closer look (encode_obj); a bigger one is plain
+         * unless it has a string "type" (then it is a broken tree object,
+         * which encode_obj refuses).
+         */
+        size_t size = json_object_size (v);
+        if (size <= 3 || json_is_string (json_object_get (v, "type"))) {
+            int rc = encode_obj (b, v);
+            if (rc <= 0)
+                return rc;
+        }
         /* a plain object (dir data, hdir data, symlink data): sorted keys */
         size_t n = json_object_size (v), i = 0;
-        const char **names = malloc ((n + 1) * sizeof (char *));
+        struct member *m = malloc ((n + 1) * sizeof (*m));
         const char *name;
         json_t *e;
         int rc = -1;
-        if (!names)
+        if (!m)
             return -1;
-        json_object_foreach ((json_t *)v, name, e)
-            names[i++] = name;
-        qsort (names, n, sizeof (char *), cmp_names);
+        /* names and values together: no second lookup per member */
+        json_object_foreach ((json_t *)v, name, e) {
+            m[i].name = name;
+            m[i++].value = e;
+        }
+        qsort (m, n, sizeof (*m), cmp_members);
         if (buf_put (b, "{", 1) < 0)
             goto done;
         for (i = 0; i < n; i++) {
             if ((i > 0 && buf_put (b, ",", 1) < 0)
-                || buf_json_string (b, names[i], strlen (names[i])) < 0
+                || buf_json_string (b, m[i].name, strlen (m[i].name)) < 0
                 || buf_put (b, ":", 1) < 0
-                || encode_value (b, json_object_get (v, names[i])) < 0)
+                || encode_value (b, m[i].value) < 0)
                 goto done;
         }
         rc = buf_put (b, "}", 1);
 done:
-        free (names);
+        free (m);
         return rc;
     }
     if (json_is_true (v))
@@ -602,18 +620,36 @@ done:
  */
 static int encode_obj (struct buf *b, const json_t *obj)
 {
-    const char *type = treeobj_type (obj);
-    json_t *data = treeobj_data (obj);
-    json_t *ver = json_object_get (obj, "ver");
-    if (!type || !data || json_object_size (obj) != 3
-        || !json_is_integer (ver) || json_integer_value (ver) != 1) {
+    const json_t *type = NULL, *data = NULL, *ver = NULL;
+    const char *name;
+    json_t *e;
+    size_t size = json_object_size (obj);
+
+    /* one walk over the (at most three) members instead of a hash lookup
+     * per member: this runs for every entry of every directory stored
+     */
+    if (size <= 3) {
+        json_object_foreach ((json_t *)obj, name, e) {
+            if (!strcmp (name, "type"))
+                type = e;
+            else if (!strcmp (name, "data"))
+                data = e;
+            else if (!strcmp (name, "ver"))
+                ver = e;
+        }
+    }
+    else
+        type = json_object_get (obj, "type");
+    if (!json_is_string (type))
+        return 1;           /* not a tree object */
+    if (size != 3 || !data || !json_is_integer (ver) || json_integer_value (ver) != 1) {
         errno = EINVAL;
         return -1;
     }
     if (buf_put (b, "{\"data\":", 8) < 0
         || encode_value (b, data) < 0
         || buf_put (b, ",\"type\":", 8) < 0
-        || buf_json_string (b, type, strlen (type)) < 0
+        || buf_json_string (b, json_string_value (type), json_string_length (type)) < 0
         || buf_put (b, ",\"ver\":1}", 9) < 0)
         return -1;
     return 0;

@@ -9,7 +9,12 @@
  *   generation; if it fails, the root pointer from before it is restored
  *   and nothing it copied is reachable any more.
  * - Stored directories never contain inline "dir" entries: every inline
- *   dir in the working tree is new and is unrolled into a dirref.
+ *   dir in the working tree is new and is unrolled into a dirref.  So
+ *   only a directory that was given an inline dir or hdir entry (dl_set
+ *   records it in 'parents', and a copy of such a directory inherits the
+ *   mark) can hold one, and unroll scans the entries of those only: a
+ *   one-key commit into a big directory no longer looks at every entry of
+ *   the bucket it changed.
  * - A key whose intermediate component is a value gets a directory there
  *   (the value is replaced); intermediate symlinks are followed (ELOOP
  *   after 32).
@@ -111,6 +116,7 @@ struct round {
     char (*errstr)[160];
     json_t *root;               /* working root (dir or hdir) */
     struct ptrset gen;          /* dirs owned by the current fence */
+    struct ptrset parents;      /* dirs that may hold inline dirs */
     int pending;                /* loads outstanding */
     int load_errnum;
     blobtab_t *store;           /* blobs to store: new dirs + values */
@@ -149,6 +155,7 @@ static void round_destroy (struct round *rd)
     free (rd->errstr);
     json_decref (rd->root);
     free (rd->gen.v);
+    free (rd->parents.v);
     blobtab_destroy (rd->store);
     canopy_future_destroy (rd->store_f);
     free (rd);
@@ -206,8 +213,14 @@ static json_t *own (struct round *rd, json_t *entry)
         if (!(entry = load_dirlike (rd, treeobj_blobref_at (entry, 0))))
             return NULL;
     }
-    if (entry && treeobj_is_dir (entry))
-        copy = treeobj_dir_copy (entry);
+    if (entry && treeobj_is_dir (entry)) {
+        if ((copy = treeobj_dir_copy (entry)) && ptrset_has (&rd->parents, entry)
+            && ptrset_add (&rd->parents, copy) < 0) {
+            json_decref (copy);
+            errno = ENOMEM;
+            return NULL;
+        }
+    }
     else if (entry && treeobj_is_hdir (entry))
         copy = treeobj_hdir_copy (entry);
     else
@@ -286,6 +299,11 @@ static int dl_set (struct round *rd, json_t *dir, const char *name, json_t *entr
         (void)treeobj_dir_remove (dir, name);
         *delta = existed ? -1 : 0;
         return 0;
+    }
+    if (is_dirlike (entry) && ptrset_add (&rd->parents, dir) < 0) {
+        json_decref (entry);
+        errno = ENOMEM;
+        return -1;
     }
     *delta = existed ? 0 : 1;
     return treeobj_dir_set (dir, name, entry);
@@ -382,6 +400,7 @@ static int apply_all (struct round *rd)
     }
     json_decref (rd->root);
     rd->root = json_incref (cur);
+    ptrset_clear (&rd->parents);    /* a restart builds the tree anew */
     for (int i = 0; i < rd->nfences; i++) {
         struct ready_fence *rf = rd->fences[i];
         json_t *saved = json_incref (rd->root);
@@ -512,14 +531,17 @@ static int unroll (struct round *rd, json_t *dir, int level, char *ref)
     const char *name;
     json_t *entry;
     void *tmp;
-    json_object_foreach_safe (data, tmp, name, entry) {
-        if (is_dirlike (entry)) {
-            char cref[BLOBREF_MAX];
-            json_t *dref;
-            if (unroll (rd, entry, 0, cref) < 0 || !(dref = treeobj_create_dirref (cref)))
-                return -1;
-            if (json_object_set_new (data, name, dref) < 0)
-                return -1;
+    if (ptrset_has (&rd->parents, dir)) {
+        json_object_foreach_safe (data, tmp, name, entry) {
+            if (is_dirlike (entry)) {
+                char cref[BLOBREF_MAX];
+                json_t *dref;
+                if (unroll (rd, entry, 0, cref) < 0
+                    || !(dref = treeobj_create_dirref (cref)))
+                    return -1;
+                if (json_object_set_new (data, name, dref) < 0)
+                    return -1;
+            }
         }
     }
     if (json_object_size (data) > (size_t)ctx->limits.hdir_threshold

@@ -19,6 +19,7 @@
 #include <canopy/kvs.h>
 #include "src/common/libutil/blobref.h"
 #include "src/common/libutil/monotime.h"
+#include "src/common/libutil/base64.h"
 #include "src/common/libkvs/treeobj.h"
 #include "src/common/libkvs/kvs_txn.h"
 #include "src/modules/kvs/fence.h"
@@ -258,6 +259,84 @@ static void test_merge_and_isolation (void **state)
     teardown (env);
 }
 
+/* No stored directory may hold an inline dir or hdir: every new directory
+ * is unrolled into a dirref.  Checked over every blob the applier stored.
+ */
+static void check_no_inline_dirs (struct kvsenv *env)
+{
+    const char *ref;
+    json_t *v;
+    int dirs = 0;
+    json_object_foreach (env->content, ref, v) {
+        size_t len;
+        const char *b64 = json_string_value (v);
+        void *data = base64_decode (b64, strlen (b64), &len);
+        assert_non_null (data);
+        json_t *o = treeobj_decode (data, len);
+        free (data);
+        if (!o || !treeobj_is_dir (o)) {
+            json_decref (o);
+            continue;
+        }
+        const char *name;
+        json_t *e;
+        json_object_foreach (treeobj_data (o), name, e) {
+            if (treeobj_is_dir (e) || treeobj_is_hdir (e))
+                fail_msg ("stored dir %s holds an inline directory '%s'", ref, name);
+        }
+        dirs++;
+        json_decref (o);
+    }
+    assert_true (dirs > 0);
+}
+
+/* Several fences in one round: the second and third copy a directory the
+ * first created (with a new directory inside) and add values to it; the
+ * third also makes an empty directory.  Only directories that were given a new
+ * directory are scanned when unrolling; the copies must keep that mark.
+ */
+static void test_inline_dirs_across_fences (void **state)
+{
+    struct kvsenv *env = setup (true);
+    kvs_txn_t *txn;
+
+    submit (env, 1, NULL, 1, 0, put (NULL, "a.b.c", "1"));
+    submit (env, 2, NULL, 1, 0, put (NULL, "a.d", "2"));
+    txn = put (NULL, "a.f", "3");      /* a copy of 'a' still holding new 'b' */
+    assert_int_equal (kvs_txn_mkdir (txn, "m.n"), 0);
+    submit (env, 3, NULL, 1, 0, txn);
+    json_decref (drive (env, 0));
+    for (uint32_t tag = 1; tag <= 3; tag++)
+        assert_int_equal (answer (env, tag, NULL, NULL, 0), 0);
+    assert_int_equal (env->ctx.stats.applies, 1);   /* one round */
+    assert_string_equal (get (env, "a.b.c", 0), "1");
+    assert_string_equal (get (env, "a.d", 0), "2");
+    assert_string_equal (get (env, "a.f", 0), "3");
+    assert_non_null (get (env, "m.n", KVS_READDIR));
+    check_no_inline_dirs (env);
+
+    /* and into a big (hashed) directory, one key at a time */
+    txn = NULL;
+    for (int i = 0; i < 300; i++) {
+        char key[32];
+        snprintf (key, sizeof (key), "big.k%d", i);
+        txn = put (txn, key, "v");
+    }
+    submit (env, 4, NULL, 1, 0, txn);
+    json_decref (drive (env, 0));
+    assert_int_equal (answer (env, 4, NULL, NULL, 0), 0);
+    submit (env, 5, NULL, 1, 0, put (NULL, "big.k7.sub.x", "deep"));
+    submit (env, 6, NULL, 1, 0, put (NULL, "big.k8", "w"));
+    json_decref (drive (env, 0));
+    assert_int_equal (answer (env, 5, NULL, NULL, 0), 0);
+    assert_int_equal (answer (env, 6, NULL, NULL, 0), 0);
+    assert_string_equal (get (env, "big.k7.sub.x", 0), "deep");
+    assert_string_equal (get (env, "big.k8", 0), "w");
+    assert_string_equal (get (env, "big.k299", 0), "v");
+    check_no_inline_dirs (env);
+    teardown (env);
+}
+
 /* A directory past hdir-threshold entries is hashed; it keeps working
  * as entries come and go.
  */
@@ -449,6 +528,7 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_commit),
         cmocka_unit_test (test_merge_and_isolation),
+        cmocka_unit_test (test_inline_dirs_across_fences),
         cmocka_unit_test (test_hdir),
         cmocka_unit_test (test_fence_priming),
         cmocka_unit_test (test_sync),
