@@ -41,6 +41,17 @@ test_expect_success '--env sets variables; the environment is passed' '
 	FOO=bar canopy run -n 2 -e BAZ=qux sh -c "echo \$FOO \$BAZ" | sort -u >o &&
 	test "$(cat o)" = "bar qux"
 '
+test_expect_success 'tasks beyond the CPUs are told to yield (OpenMPI), unless the user says' '
+	cpus=$(nproc) &&
+	canopy run -n 1 -N 1 sh -c "echo \${OMPI_MCA_mpi_yield_when_idle:-unset}" >y1 &&
+	test "$(cat y1)" = unset &&
+	canopy run -n $((cpus + 1)) -N 1 sh -c "echo \${OMPI_MCA_mpi_yield_when_idle:-unset}" |
+		sort -u >y2 &&
+	test "$(cat y2)" = 1 &&
+	OMPI_MCA_mpi_yield_when_idle=0 canopy run -n $((cpus + 1)) -N 1 \
+		sh -c "echo \${OMPI_MCA_mpi_yield_when_idle:-unset}" | sort -u >y3 &&
+	test "$(cat y3)" = 0
+'
 test_expect_success 'the exit status is the worst task status' '
 	test_expect_code 3 canopy run -n 4 sh -c "exit \$(( PMI_RANK == 2 ? 3 : 0 ))"
 '
