@@ -33,6 +33,12 @@ static int zmq_conn_send (void *impl, const canopy_msg_t *msg, bool nonblock)
     return msg_handoff_send (c->sock, NULL, msg, nonblock);
 }
 
+static int zmq_conn_send_owned (void *impl, canopy_msg_t *msg, bool nonblock)
+{
+    struct zmq_conn *c = impl;
+    return msg_handoff_send_owned (c->sock, NULL, msg, nonblock);
+}
+
 static canopy_msg_t *zmq_conn_recv (void *impl, bool nonblock)
 {
     struct zmq_conn *c = impl;
@@ -77,6 +83,7 @@ static void zmq_conn_close (void *impl)
 
 const struct connector_ops connector_zmq_ops = {
     .send = zmq_conn_send,
+    .send_owned = zmq_conn_send_owned,
     .recv = zmq_conn_recv,
     .pollfd = zmq_conn_pollfd,
     .pollzsock = zmq_conn_pollzsock,

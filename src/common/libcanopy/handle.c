@@ -159,6 +159,26 @@ int canopy_send (canopy_t *h, const canopy_msg_t *msg, int flags)
     return 0;
 }
 
+int handle_send_owned (canopy_t *h, canopy_msg_t *msg, int flags)
+{
+    bool nonblock;
+
+    if (!h || !msg || h->disconnected || !h->ops->send_owned) {
+        int rc = canopy_send (h, msg, flags);
+        int e = errno;
+        canopy_msg_decref (msg);
+        errno = e;
+        return rc;
+    }
+    nonblock = ((h->flags | flags) & CANOPY_O_NONBLOCK) != 0;
+    if ((h->flags | flags) & CANOPY_O_TRACE)
+        trace (h, ">", msg);
+    if (h->ops->send_owned (h->impl, msg, nonblock) < 0)
+        return -1;
+    h->stats.tx_msgs++;
+    return 0;
+}
+
 static canopy_msg_t *rq_pop (canopy_t *h)
 {
     if (list_empty (&h->rq))

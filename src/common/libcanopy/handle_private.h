@@ -18,6 +18,8 @@
 
 struct connector_ops {
     int (*send) (void *impl, const canopy_msg_t *msg, bool nonblock);
+    /* optional: send, consuming the caller's reference (see handle_send_owned) */
+    int (*send_owned) (void *impl, canopy_msg_t *msg, bool nonblock);
     canopy_msg_t *(*recv) (void *impl, bool nonblock);
     int (*pollfd) (void *impl);         /* -1 if zmq */
     void *(*pollzsock) (void *impl);    /* NULL if fd */
@@ -60,6 +62,12 @@ canopy_t *handle_create (const struct connector_ops *ops, void *impl, int flags)
 void handle_set_disconnect_cb (canopy_t *h,
                                void (*cb) (canopy_t *h, void *arg),
                                void *arg);
+
+/* Send 'msg' and drop the caller's reference to it, success or not: for
+ * messages built to be sent and forgotten (responses).  A connector that
+ * can take the message over instead of copying it (connector_zmq) does.
+ */
+int handle_send_owned (canopy_t *h, canopy_msg_t *msg, int flags);
 
 /* rpc.c */
 struct rpc_entry;

@@ -206,11 +206,12 @@ void canopy_msg_handler_delvec (canopy_msg_handler_t **handlers)
 
 /* Responses */
 
+/* Send a response built here and forget it (it is handed over, not
+ * copied, where the connector allows).
+ */
 static int respond_msg (canopy_t *h, canopy_msg_t *rsp)
 {
-    int rc = canopy_send (h, rsp, 0);
-    canopy_msg_decref (rsp);
-    return rc;
+    return handle_send_owned (h, rsp, 0);
 }
 
 static bool noresponse (const canopy_msg_t *request)

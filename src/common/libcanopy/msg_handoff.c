@@ -9,6 +9,8 @@
  * - The copy has exactly one owner at any time (the sender until
  *   zmq_msg_send succeeds, then ZeroMQ, then the receiver), so the
  *   message's plain reference count is never touched by two threads.
+ *   msg_handoff_send_owned skips the copy only when the caller's
+ *   reference is the only one, which it gives up: the same holds.
  * - Frames are recognised by size and by a tag word kept beside the
  *   message, so a stray frame is rejected (EPROTO) instead of being
  *   dereferenced as a message.
@@ -38,22 +40,19 @@ static void handoff_free (void *data, void *hint)
     }
 }
 
-int msg_handoff_send (void *sock, const char *dest, const canopy_msg_t *msg,
-                      bool nonblock)
+/* Send 'own' (a reference the frame takes over). */
+static int send_ref (void *sock, const char *dest, canopy_msg_t *own, bool nonblock)
 {
     struct handoff *ho = NULL;
     zmq_msg_t frame;
     int flags = nonblock ? ZMQ_DONTWAIT : 0;
 
-    if (!sock || !msg) {
-        errno = EINVAL;
-        return -1;
+    if (!(ho = calloc (1, sizeof (*ho)))) {
+        canopy_msg_decref (own);
+        goto nomem;
     }
-    if (!(ho = calloc (1, sizeof (*ho))))
-        goto nomem;
     ho->tag = HANDOFF_TAG;
-    if (!(ho->msg = canopy_msg_copy (msg, true)))
-        goto nomem;
+    ho->msg = own;
     if (zmq_msg_init_data (&frame, ho, sizeof (*ho), handoff_free, NULL) < 0)
         goto nomem;
     ho = NULL;          /* the frame owns it now */
@@ -75,6 +74,45 @@ error: {
         errno = e;
         return -1;
     }
+}
+
+int msg_handoff_send (void *sock, const char *dest, const canopy_msg_t *msg,
+                      bool nonblock)
+{
+    canopy_msg_t *cpy;
+
+    if (!sock || !msg) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(cpy = canopy_msg_copy (msg, true))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return send_ref (sock, dest, cpy, nonblock);
+}
+
+int msg_handoff_send_owned (void *sock, const char *dest, canopy_msg_t *msg,
+                            bool nonblock)
+{
+    canopy_msg_t *own;
+
+    if (!sock || !msg) {
+        canopy_msg_decref (msg);
+        errno = EINVAL;
+        return -1;
+    }
+    if (msg->refcount == 1)
+        own = msg;              /* ours alone: no copy */
+    else {
+        own = canopy_msg_copy (msg, true);
+        canopy_msg_decref (msg);
+        if (!own) {
+            errno = ENOMEM;
+            return -1;
+        }
+    }
+    return send_ref (sock, dest, own, nonblock);
 }
 
 /* Discard the rest of a multipart message. */

@@ -28,6 +28,14 @@
 int msg_handoff_send (void *sock, const char *dest, const canopy_msg_t *msg,
                       bool nonblock);
 
+/* The same, consuming the caller's reference to 'msg' (whether or not
+ * the send succeeds).  When that reference is the only one, the message
+ * itself is handed off, with no copy: a response a service has just built
+ * and will not touch again.
+ */
+int msg_handoff_send_owned (void *sock, const char *dest, canopy_msg_t *msg,
+                            bool nonblock);
+
 /* Receive a message sent with msg_handoff_send.  On a ROUTER, pass
  * 'sender' to get the peer identity (malloc'd, the caller frees it).
  * Returns the message (the caller owns one reference), or NULL with errno:

@@ -2,6 +2,7 @@
  * over an inproc ROUTER/DEALER pair keeps every field; the receiver gets a
  * private copy (the sender's message may change afterwards); frames left
  * unread are released when the sockets close (ASan/valgrind see no leak);
+ * send_owned hands the message itself over when it is not shared;
  * a frame that is not a hand-off is rejected with EPROTO; and a second
  * thread can be on the other end.
  */
@@ -110,6 +111,41 @@ static void test_roundtrip (void **state)
     errno = 0;
     assert_null (msg_handoff_recv (p.dealer, NULL, true));
     assert_int_equal (errno, EAGAIN);
+    pair_close (&p);
+}
+
+/* send_owned hands over the message itself when the caller's reference is
+ * the only one, and a copy otherwise (the other holder keeps its own).
+ */
+static void test_owned (void **state)
+{
+    struct pair p;
+    char *sender = NULL;
+    pair_open (&p, "inproc://t-owned");
+
+    canopy_msg_t *req = mkreq ();
+    canopy_msg_t *sent = req;
+    assert_int_equal (msg_handoff_send_owned (p.dealer, NULL, req, false), 0);
+    canopy_msg_t *got = msg_handoff_recv (p.router, &sender, false);
+    assert_ptr_equal (got, sent);       /* no copy */
+    check_req (got);
+    canopy_msg_decref (got);
+    free (sender);
+
+    req = mkreq ();
+    canopy_msg_incref (req);            /* someone else holds it too */
+    assert_int_equal (msg_handoff_send_owned (p.dealer, NULL, req, false), 0);
+    got = msg_handoff_recv (p.router, &sender, false);
+    assert_ptr_not_equal (got, req);    /* a copy */
+    check_req (got);
+    check_req (req);                    /* still ours, intact */
+    canopy_msg_decref (got);
+    canopy_msg_decref (req);
+    free (sender);
+
+    errno = 0;
+    assert_int_equal (msg_handoff_send_owned (NULL, NULL, mkreq (), false), -1);
+    assert_int_equal (errno, EINVAL);   /* and the message was dropped */
     pair_close (&p);
 }
 
@@ -226,6 +262,7 @@ int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_roundtrip),
+        cmocka_unit_test (test_owned),
         cmocka_unit_test (test_unread_released),
         cmocka_unit_test (test_stray_frame),
         cmocka_unit_test (test_invalid),
