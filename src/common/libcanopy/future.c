@@ -33,7 +33,13 @@ struct result {
     char *errstr;
 };
 
+/* Aux items: a short list (a future carries one or two: an RPC's entry,
+ * a caller's context), cheaper to build and free than a hash table for
+ * every RPC.
+ */
 struct aux_item {
+    struct aux_item *next;
+    char *name;
     void *value;
     canopy_free_f destroy;
 };
@@ -52,7 +58,7 @@ struct canopy_future {
     canopy_watcher_t *timer;        /* then() timeout */
     canopy_watcher_t *deferred;     /* then() on a ready future */
     bool interest;                  /* holds a handle_interest reference */
-    hashmap_t *aux;
+    struct aux_item *aux;
     int in_cb;
     bool destroy_pending;
     /* composite */
@@ -71,12 +77,12 @@ static void result_destroy (struct result *res)
     }
 }
 
-static void aux_item_destroy (void *arg)
+static void aux_item_destroy (struct aux_item *item)
 {
-    struct aux_item *item = arg;
     if (item) {
         if (item->destroy && item->value)
             item->destroy (item->value);
+        free (item->name);
         free (item);
     }
 }
@@ -116,7 +122,11 @@ static void future_free (canopy_future_t *f)
         result_destroy (res);
     }
     hashmap_destroy (f->children);
-    hashmap_destroy (f->aux);
+    while (f->aux) {
+        struct aux_item *item = f->aux;
+        f->aux = item->next;
+        aux_item_destroy (item);
+    }
     free (f);
 }
 
@@ -439,35 +449,44 @@ int canopy_future_aux_set (canopy_future_t *f,
                            void *aux,
                            canopy_free_f destroy)
 {
-    struct aux_item *item;
+    struct aux_item *item, **prev;
 
     if (!f || !name) {
         errno = EINVAL;
         return -1;
     }
-    if (!f->aux && !(f->aux = hashmap_create (aux_item_destroy)))
-        return -1;
-    if (!(item = calloc (1, sizeof (*item)))) {
+    if (!(item = calloc (1, sizeof (*item))) || !(item->name = strdup (name))) {
+        free (item);
         errno = ENOMEM;
         return -1;
     }
     item->value = aux;
     item->destroy = destroy;
-    if (hashmap_update (f->aux, name, item) < 0) {
-        free (item);
-        return -1;
+    /* replace an item of the same name (destroying its value) in place */
+    for (prev = &f->aux; *prev; prev = &(*prev)->next) {
+        if (!strcmp ((*prev)->name, name)) {
+            struct aux_item *old = *prev;
+            item->next = old->next;
+            *prev = item;
+            aux_item_destroy (old);
+            return 0;
+        }
     }
+    item->next = f->aux;
+    f->aux = item;
     return 0;
 }
 
 void *canopy_future_aux_get (canopy_future_t *f, const char *name)
 {
-    struct aux_item *item;
-    if (!f || !name || !(item = hashmap_lookup (f->aux, name))) {
-        errno = ENOENT;
-        return NULL;
+    if (f && name) {
+        for (struct aux_item *item = f->aux; item; item = item->next) {
+            if (!strcmp (item->name, name))
+                return item->value;
+        }
     }
-    return item->value;
+    errno = ENOENT;
+    return NULL;
 }
 
 /* Composite */

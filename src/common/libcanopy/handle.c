@@ -21,6 +21,8 @@
 #include <string.h>
 #include <errno.h>
 #include <stdio.h>
+#include <limits.h>
+#include <poll.h>
 #include <zmq.h>
 #include <canopy/handle.h>
 #include <canopy/rpc.h>
@@ -260,15 +262,21 @@ static canopy_msg_t *connector_recv (canopy_t *h, double deadline, bool nonblock
             }
             timeout = (long)(left * 1000) + 1;
         }
-        zmq_pollitem_t item = {
-            .socket = h->ops->pollzsock (h->impl),
-            .fd = h->ops->pollfd (h->impl),
-            .events = ZMQ_POLLIN,
-        };
-        if (item.socket)
-            item.fd = 0;
-        if (zmq_poll (&item, 1, timeout) < 0 && errno != EINTR)
-            return NULL;
+        void *zsock = h->ops->pollzsock (h->impl);
+        if (zsock) {
+            zmq_pollitem_t item = { .socket = zsock, .events = ZMQ_POLLIN };
+            if (zmq_poll (&item, 1, timeout) < 0 && errno != EINTR)
+                return NULL;
+        }
+        else {
+            /* a plain descriptor: poll(2) directly, without zmq_poll's
+             * bookkeeping (every synchronous RPC of a client waits here)
+             */
+            struct pollfd pfd = { .fd = h->ops->pollfd (h->impl), .events = POLLIN };
+            if (poll (&pfd, 1, timeout > INT_MAX ? INT_MAX : (int)timeout) < 0
+                && errno != EINTR)
+                return NULL;
+        }
     }
 }
 

@@ -31,9 +31,20 @@ struct rpc_entry {
     bool has_future;
 };
 
+/* The table's key for a matchtag: its decimal digits (three times per
+ * RPC, so no printf).  'size' is at least 11.
+ */
 static void tag_key (char *buf, size_t size, uint32_t tag)
 {
-    snprintf (buf, size, "%u", tag);
+    char tmp[10];
+    size_t n = 0;
+    do {
+        tmp[n++] = '0' + tag % 10;
+        tag /= 10;
+    } while (tag);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = tmp[n - 1 - i];
+    buf[n] = '\0';
 }
 
 static void entry_release_future (void *arg)

@@ -38,7 +38,18 @@ static void test_aux (void **state)
     assert_int_equal (canopy_future_aux_set (f, "x", strdup ("v"), free), 0);
     assert_string_equal (canopy_future_aux_get (f, "x"), "v");
     assert_null (canopy_future_aux_get (f, "y"));
-    canopy_future_destroy (f);
+    assert_int_equal (errno, ENOENT);
+    /* several items; setting a name again replaces (and frees) its value */
+    assert_int_equal (canopy_future_aux_set (f, "y", strdup ("w"), free), 0);
+    assert_int_equal (canopy_future_aux_set (f, "z", NULL, NULL), 0);
+    assert_int_equal (canopy_future_aux_set (f, "x", strdup ("v2"), free), 0);
+    assert_string_equal (canopy_future_aux_get (f, "x"), "v2");
+    assert_string_equal (canopy_future_aux_get (f, "y"), "w");
+    assert_null (canopy_future_aux_get (f, "z"));
+    assert_int_equal (canopy_future_aux_set (f, NULL, NULL, NULL), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_null (canopy_future_aux_get (NULL, "x"));
+    canopy_future_destroy (f);      /* frees "w" and "v2" (ASan/valgrind) */
 }
 
 static int calls;
