@@ -110,7 +110,9 @@ static void test_decode (void **state)
     assert_int_equal (errno, ENAMETOOLONG);
     assert_int_equal (kvs_lookup_wire_decode (t2, strlen (t2), small, 4, &flags), -1);
     assert_int_equal (errno, ENAMETOOLONG);
-    assert_int_equal (kvs_lookup_wire_decode (t1, strlen (t1), small, 5 - 1 + 1, &flags), 0);
+    char fits[5];       /* "abcd" and its NUL, exactly */
+    assert_int_equal (kvs_lookup_wire_decode (t1, strlen (t1), fits, sizeof (fits), &flags), 0);
+    assert_string_equal (fits, "abcd");
     /* no NUL needed after the text */
     const char *t3 = "{\"key\":\"k\"}GARBAGE";
     assert_int_equal (kvs_lookup_wire_decode (t3, 11, small, 4, &flags), 0);
