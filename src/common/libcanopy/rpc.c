@@ -158,35 +158,41 @@ void rpc_table_destroy (canopy_t *h)
     h->rpcs = NULL;
 }
 
-canopy_future_t *canopy_rpc_message (canopy_t *h,
-                                     const canopy_msg_t *msg,
-                                     uint32_t nodeid,
-                                     int flags)
+static bool rpc_args_valid (canopy_t *h, const canopy_msg_t *msg, int flags)
 {
-    canopy_msg_t *cpy = NULL;
+    if (!h || !msg || canopy_msg_get_type (msg) != CANOPY_MSGTYPE_REQUEST
+        || (flags & ~(CANOPY_RPC_NORESPONSE | CANOPY_RPC_STREAMING))) {
+        errno = EINVAL;
+        return false;
+    }
+    return true;
+}
+
+/* Send request 'msg' and return its future.  The caller's reference to
+ * 'msg' is consumed whatever happens, so the message itself goes out (a
+ * module's connector hands it over without a copy).
+ */
+static canopy_future_t *rpc_send_owned (canopy_t *h, canopy_msg_t *msg,
+                                        uint32_t nodeid, int flags)
+{
     canopy_future_t *f = NULL;
     struct rpc_entry *e = NULL;
     char key[16];
 
-    if (!h || !msg || canopy_msg_get_type (msg) != CANOPY_MSGTYPE_REQUEST
-        || (flags & ~(CANOPY_RPC_NORESPONSE | CANOPY_RPC_STREAMING))) {
-        errno = EINVAL;
-        return NULL;
-    }
-    if (!(cpy = canopy_msg_copy (msg, true)))
-        return NULL;
-    if (canopy_msg_set_nodeid (cpy, nodeid) < 0)
+    if (canopy_msg_set_nodeid (msg, nodeid) < 0)
         goto error;
     if (!(f = canopy_future_create (NULL, NULL)))
         goto error;
     canopy_future_set_handle (f, h);
     if ((flags & CANOPY_RPC_NORESPONSE)) {
-        if (canopy_msg_set_flag (cpy, CANOPY_MSGFLAG_NORESPONSE, true) < 0
-            || canopy_msg_set_matchtag (cpy, 0) < 0
-            || canopy_send (h, cpy, 0) < 0)
+        if (canopy_msg_set_flag (msg, CANOPY_MSGFLAG_NORESPONSE, true) < 0
+            || canopy_msg_set_matchtag (msg, 0) < 0)
             goto error;
+        if (handle_send_owned (h, msg, 0) < 0) {
+            msg = NULL;     /* consumed */
+            goto error;
+        }
         canopy_future_fulfill (f, NULL, NULL);
-        canopy_msg_decref (cpy);
         return f;
     }
     if (!(e = calloc (1, sizeof (*e)))) {
@@ -198,9 +204,9 @@ canopy_future_t *canopy_rpc_message (canopy_t *h,
     e->nodeid = nodeid;
     e->streaming = (flags & CANOPY_RPC_STREAMING) != 0;
     e->f = f;
-    if (canopy_msg_set_matchtag (cpy, e->matchtag) < 0
+    if (canopy_msg_set_matchtag (msg, e->matchtag) < 0
         || (e->streaming
-            && canopy_msg_set_flag (cpy, CANOPY_MSGFLAG_STREAMING, true) < 0))
+            && canopy_msg_set_flag (msg, CANOPY_MSGFLAG_STREAMING, true) < 0))
         goto error;
     tag_key (key, sizeof (key), e->matchtag);
     if (hashmap_insert (h->rpcs, key, e) < 0)
@@ -211,22 +217,37 @@ canopy_future_t *canopy_rpc_message (canopy_t *h,
         goto error;
     }
     e->has_future = true;
-    if (canopy_send (h, cpy, 0) < 0) {
+    if (handle_send_owned (h, msg, 0) < 0) {
         int saved_errno = errno;
         entry_remove (h, e);
         canopy_future_destroy (f);  /* frees e via aux */
-        canopy_msg_decref (cpy);
         errno = saved_errno;
         return NULL;
     }
-    canopy_msg_decref (cpy);
     return f;
-error:
-    if (e && !e->has_future)
-        free (e);
-    canopy_future_destroy (f);
-    canopy_msg_decref (cpy);
-    return NULL;
+error: {
+        int saved_errno = errno;
+        if (e && !e->has_future)
+            free (e);
+        canopy_future_destroy (f);
+        canopy_msg_decref (msg);
+        errno = saved_errno;
+        return NULL;
+    }
+}
+
+canopy_future_t *canopy_rpc_message (canopy_t *h,
+                                     const canopy_msg_t *msg,
+                                     uint32_t nodeid,
+                                     int flags)
+{
+    canopy_msg_t *cpy;
+
+    if (!rpc_args_valid (h, msg, flags))
+        return NULL;
+    if (!(cpy = canopy_msg_copy (msg, true)))
+        return NULL;
+    return rpc_send_owned (h, cpy, nodeid, flags);
 }
 
 static canopy_msg_t *request_create (const char *topic)
@@ -245,14 +266,19 @@ static canopy_msg_t *request_create (const char *topic)
     return msg;
 }
 
+/* Send a request built here (its only reference, consumed). */
 static canopy_future_t *rpc_send_msg (canopy_t *h,
                                       canopy_msg_t *msg,
                                       uint32_t nodeid,
                                       int flags)
 {
-    canopy_future_t *f = canopy_rpc_message (h, msg, nodeid, flags);
-    canopy_msg_decref (msg);
-    return f;
+    if (!rpc_args_valid (h, msg, flags)) {
+        int saved_errno = errno;
+        canopy_msg_decref (msg);
+        errno = saved_errno;
+        return NULL;
+    }
+    return rpc_send_owned (h, msg, nodeid, flags);
 }
 
 canopy_future_t *canopy_rpc (canopy_t *h,
