@@ -588,7 +588,16 @@ static int encode_value (struct buf *b, const json_t *v)
             m[i].name = name;
             m[i++].value = e;
         }
-        qsort (m, n, sizeof (*m), cmp_members);
+        /* A directory decoded from its canonical text keeps that (sorted)
+         * order, and a commit appends at most a few names: look before
+         * sorting.
+         */
+        for (i = 1; i < n; i++) {
+            if (strcmp (m[i - 1].name, m[i].name) > 0) {
+                qsort (m, n, sizeof (*m), cmp_members);
+                break;
+            }
+        }
         if (buf_put (b, "{", 1) < 0)
             goto done;
         for (i = 0; i < n; i++) {
