@@ -28,13 +28,23 @@ test_expect_success 'the setroot event primed the caches of other brokers' '
 '
 # Without priming, the get loads root, kap, kap.1, kap.1.0, kap.1.0.0 and
 # the value's blob; the 64-entry directory (7 KiB) is over kvs.prime-max,
-# so with priming only it and the blob are loaded.
+# so with priming only it is loaded: the 100-byte value came with the
+# setroot too (kvs.prime-values).
 test_expect_success 'so a leaf reads a fresh key without faulting its path in' '
 	before=$(counter 7 loads) &&
 	test "$(canopy kvs --rank 7 get -r kap.1.0.0.5 | wc -c)" = 100 &&
 	after=$(counter 7 loads) &&
 	echo "loads: $before -> $after" &&
-	test $((after - before)) -le 2
+	test $((after - before)) -le 1
+'
+test_expect_success 'the values of a collective fence ride with its setroot' '
+	test $(counter 7 primed-values) -ge 64 &&
+	test $(counter 3 primed-values) -ge 64 &&
+	test $(counter 0 primed-values) -ge 64 &&
+	for p in 1 33 62; do
+		canopy kvs --rank 7 get -r kap.1.0.0.$p | wc -c >len &&
+		test $(cat len) = 100 || return 1
+	done
 '
 test_expect_success 'single commits do not prime' '
 	before=$(counter 7 primed) &&

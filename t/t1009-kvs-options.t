@@ -19,7 +19,8 @@ test_expect_success 'unload the kvs module' '
 '
 for bad in max-nprocs=-1 max-nprocs=2147483648 max-ops=1e6 max-pending=2.5 \
            cache-max=-1 cache-max=184467440737095516150 hdir-threshold=1 \
-           prime-budget=lots fence-timeout=-2 fence-timeout=inf cache-age=nan; do
+           prime-budget=lots prime-values=-5 fence-timeout=-2 fence-timeout=inf \
+           cache-age=nan; do
 	test_expect_success "kvs $bad is refused, with the reason in the log" "
 		canopy module load kvs $bad &&
 		wait_module_gone kvs &&

@@ -30,6 +30,7 @@
 #include "src/common/libkvs/treeobj.h"
 #include "src/common/libkvs/kvs_path.h"
 #include "src/common/libkvs/blobtab.h"
+#include "src/common/libkvs/kvs_frame.h"
 #include "fence.h"
 #include "apply.h"
 #include "checkpoint.h"
@@ -778,6 +779,92 @@ static json_t *prime_objects (struct round *rd)
     return objs;
 }
 
+/* The new values to carry in the setroot event of a collective fence
+ * (nprocs > 1), as prime_objects does for directories: each at most
+ * kvs.prime-max bytes, kvs.prime-values in all.  After a fence of many
+ * participants, many brokers read each other's values at once (PMI
+ * business cards, KAP): this spares each of them a fault-in, through the
+ * tree, per value.  Returns NULL if there is nothing to carry.
+ */
+static blobtab_t *prime_values (struct round *rd)
+{
+    struct kvs_ctx *ctx = rd->a->ctx;
+    size_t budget = ctx->limits.prime_values;
+    bool collective = false;
+    blobtab_t *vals = NULL;
+
+    for (int i = 0; i < rd->nfences; i++) {
+        if (!rd->failed[i] && rd->fences[i]->nprocs > 1)
+            collective = true;
+    }
+    if (!collective || budget == 0 || ctx->limits.prime_max == 0)
+        return NULL;
+    for (int i = 0; i < rd->nfences && budget > 0; i++) {
+        blobtab_t *bt = rd->fences[i]->blobs;
+        if (rd->failed[i] || !bt)
+            continue;
+        for (int j = 0; j < blobtab_count (bt); j++) {
+            const char *ref;
+            const void *data;
+            size_t len;
+            (void)blobtab_at (bt, j, &ref, &data, &len);
+            if (len > (size_t)ctx->limits.prime_max || len > budget)
+                continue;
+            if (!vals && !(vals = blobtab_create ()))
+                return NULL;
+            int rc = blobtab_add (vals, ref, data, len, NULL, 0);
+            if (rc < 0)
+                break;
+            if (rc == 1)
+                budget -= len;
+        }
+    }
+    if (vals && blobtab_count (vals) == 0) {
+        blobtab_destroy (vals);
+        vals = NULL;
+    }
+    return vals;
+}
+
+/* Publish kvs.setroot: JSON, or, with values to carry, a kvs_frame whose
+ * header "fences" is [the same JSON object] and whose blobs are the
+ * values (setroot_cb in kvs.c reads both).
+ */
+static canopy_future_t *publish_setroot (struct kvs_ctx *ctx, json_t *names, json_t *objs,
+                                         blobtab_t *vals)
+{
+    json_t *o = json_pack ("{s:i s:s s:O s:[] s:f s:O}",
+                           "version", ctx->version, "rootref", ctx->rootref,
+                           "names", names, "errors", "stamp", monotime (),
+                           "objs", objs);
+    canopy_future_t *f = NULL;
+
+    if (!o) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (vals) {
+        json_t *one = json_pack ("[O]", o);
+        void *buf;
+        size_t len;
+        if (one && kvs_frame_encode (one, vals, NULL, 0, SIZE_MAX, &buf, &len) == 0) {
+            f = canopy_event_publish_raw (ctx->h, "kvs.setroot", CANOPY_MSGFLAG_RAW,
+                                           buf, len);
+            free (buf);
+            ctx->stats.primed_values += blobtab_count (vals);
+        }
+        json_decref (one);
+    }
+    if (!f) {       /* no values, or they could not be framed: plain JSON */
+        char *s = json_dumps (o, JSON_COMPACT);
+        if (s)
+            f = canopy_event_publish (ctx->h, "kvs.setroot", 0, s);
+        free (s);
+    }
+    json_decref (o);
+    return f;
+}
+
 /* Publish the outcome of the round and start the next. */
 static void round_finish (struct round *rd, int errnum, const char *errstr)
 {
@@ -811,19 +898,14 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
     if (any) {
         json_t *objs = names_ok ? prime_objects (rd) : NULL;
         canopy_future_t *f = NULL;
-        if (names_ok && objs)
-            f = canopy_event_publish_pack (ctx->h, "kvs.setroot", 0,
-                                           "{s:i s:s s:O s:[] s:f s:o}",
-                                           "version", ctx->version,
-                                           "rootref", ctx->rootref,
-                                           "names", names,
-                                           "errors",
-                                           "stamp", monotime (),
-                                           "objs", objs);
-        else {
-            json_decref (objs);
-            errno = ENOMEM;
+        if (names_ok && objs) {
+            blobtab_t *vals = prime_values (rd);
+            f = publish_setroot (ctx, names, objs, vals);
+            blobtab_destroy (vals);
         }
+        else
+            errno = ENOMEM;
+        json_decref (objs);
         if (!f) {
             for (int i = 0; i < rd->nfences; i++) {
                 if (!errnum && !rd->failed[i])

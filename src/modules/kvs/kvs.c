@@ -123,6 +123,37 @@ static void prime_cache (struct kvs_ctx *ctx, json_t *objs)
     }
 }
 
+/* The values a setroot frame carries (after a collective fence) go into
+ * the object cache, so the gets that follow do not fault them in.  They
+ * come from rank 0, which computed their refs: not hashed again.
+ */
+static void prime_values (struct kvs_ctx *ctx, const void *buf, size_t len, size_t off,
+                          json_t *table)
+{
+    blobtab_t *vals = blobtab_create ();
+    canopy_error_t error;
+
+    if (!vals || kvs_frame_blobs (buf, len, off, table, false, "setroot", vals,
+                                  &error) < 0) {
+        if (vals)
+            canopy_log (ctx->h, LOG_ERR, "kvs.setroot: %s", error.text);
+        blobtab_destroy (vals);
+        return;
+    }
+    for (int i = 0; i < blobtab_count (vals); i++) {
+        const char *ref;
+        const void *data;
+        size_t n;
+        (void)blobtab_at (vals, i, &ref, &data, &n);
+        if (objcache_put_raw (ctx->cache, ref, data, n) == 0)
+            ctx->stats.primed_values++;
+    }
+    blobtab_destroy (vals);
+}
+
+/* kvs.setroot is JSON, or a kvs_frame (apply.c: publish_setroot) whose
+ * header "fences" holds the same JSON object and whose blobs are values.
+ */
 static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
                         const canopy_msg_t *msg, void *arg)
 {
@@ -130,25 +161,47 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
     int version;
     const char *rootref;
     json_t *names = NULL, *errors = NULL, *objs = NULL;
+    json_t *hdr = NULL, *fences, *table = NULL, *o = NULL;
+    const void *buf = NULL;
+    size_t len = 0, off = 0;
     double stamp = 0;
     double now = monotime ();
     double t0 = thread_cputime ();
 
-    if (canopy_event_unpack (msg, NULL, "{s:i s:s s?o s?o s?F s?o}", "version", &version,
-                             "rootref", &rootref, "names", &names,
-                             "errors", &errors, "stamp", &stamp, "objs", &objs) < 0
-        || blobref_validate (rootref) < 0) {
-        canopy_log (h, LOG_ERR, "malformed kvs.setroot event");
-        return;
+    if (canopy_msg_has_flag (msg, CANOPY_MSGFLAG_RAW)) {
+        canopy_error_t error;
+        if (canopy_msg_get_payload (msg, &buf, &len) < 0
+            || kvs_frame_header (buf, len, "setroot", &hdr, &fences, &table, &off,
+                                 &error) < 0
+            || !json_is_object ((o = json_array_get (fences, 0))))
+            goto malformed;
     }
+    else if (canopy_msg_get_json (msg, &o) < 0)
+        goto malformed;
+    if (json_unpack (o, "{s:i s:s s?o s?o s?F s?o}", "version", &version,
+                     "rootref", &rootref, "names", &names,
+                     "errors", &errors, "stamp", &stamp, "objs", &objs) < 0
+        || blobref_validate (rootref) < 0)
+        goto malformed;
     ctx->stats.setroots++;
     if (stamp > 0 && now >= stamp)
         tstat_push (&ctx->timing.setroot_lag, (now - stamp) * 1e6);
+    kvs_root_update (ctx, version, rootref);
+    /* answer the fences first: their callers' next requests (lookups in
+     * the new version) are queued behind this handler anyway, so priming
+     * afterwards costs them nothing and does not delay the answers
+     */
+    fence_setroot (ctx->fences, names, errors, ctx->version, ctx->rootref);
     if (ctx->rank > 0 && json_is_array (objs))
         prime_cache (ctx, objs);
-    kvs_root_update (ctx, version, rootref);
-    fence_setroot (ctx->fences, names, errors, ctx->version, ctx->rootref);
+    if (ctx->rank > 0 && table && json_array_size (table) > 0)
+        prime_values (ctx, buf, len, off, table);
     tstat_push (&ctx->timing.setroot_handle, (thread_cputime () - t0) * 1e6);
+    json_decref (hdr);
+    return;
+malformed:
+    canopy_log (h, LOG_ERR, "malformed kvs.setroot event");
+    json_decref (hdr);
 }
 
 /* A broker (and the subtree below it) was lost.  Rank 0 fails every
@@ -394,7 +447,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                   + (applier_busy (ctx->applier) ? 1 : 0);
     canopy_respond_pack (h, msg,
         "{s:i s:i s:s s:{s:I s:I s:I s:I} s:{s:i s:i s:i} s:i s:i s:i s:i"
-        " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
+        " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
         " s:{s:o s:o s:o s:o s:o s:o s:o} s:o}",
         "rank", (int)ctx->rank,
         "version", ctx->version,
@@ -418,6 +471,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                     "applied-txns", (json_int_t)ctx->stats.apply_txns,
                     "relay-bytes", (json_int_t)ctx->stats.relay_bytes,
                     "primed", (json_int_t)ctx->stats.primed,
+                    "primed-values", (json_int_t)ctx->stats.primed_values,
                     "lost-events", (json_int_t)ctx->stats.lost_events,
         "timing", "relay-decode", tstat_json (&ctx->timing.relay_decode),
                   "relay-encode", tstat_json (&ctx->timing.relay_encode),
@@ -520,6 +574,7 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
     ctx->limits.hdir_threshold = 128;
     ctx->limits.prime_max = 4096;
     ctx->limits.prime_budget = 64 * 1024;
+    ctx->limits.prime_values = 1024 * 1024;
     ctx->limits.relay_max = CANOPY_MSG_SIZE_MAX;
     ctx->cache_max = 128 * 1024 * 1024;
     ctx->cache_age = 60;

@@ -27,6 +27,9 @@ struct kvs_module_limits {
     int hdir_threshold;         /* entries before a dir is hashed */
     int prime_max;              /* setroot carries new dirs up to this size */
     int prime_budget;           /* ... this many bytes in all (0: none) */
+    size_t prime_values;        /* new values (each <= prime_max) carried in
+                                   the setroot of a collective fence, bytes
+                                   in all (0: none) */
     int guest_access;           /* enum kvs_guest_access (access.h) */
     size_t relay_max;           /* largest kvs.relay (CANOPY_MSG_SIZE_MAX;
                                    not an option: tests make it small) */
@@ -68,6 +71,7 @@ struct kvs_ctx {
         uint64_t apply_txns;
         uint64_t relay_bytes;
         uint64_t primed;        /* objects sent (rank 0) or taken from setroot */
+        uint64_t primed_values; /* values sent (rank 0) or taken from setroot */
         uint64_t lost_events;   /* overlay.lost events acted on (rank 0) */
     } stats;
     /* Where fence time goes (all in microseconds; see kvs.stats "timing").

@@ -39,12 +39,13 @@ static const struct option_spec specs[] = {
     { "hdir-threshold", K_INT, 2, AT (limits.hdir_threshold) },
     { "prime-max", K_INT, 0, AT (limits.prime_max) },
     { "prime-budget", K_INT, 0, AT (limits.prime_budget) },
+    { "prime-values", K_SIZE, 0, AT (limits.prime_values) },
     { "checkpoint-period", K_SECONDS, 0, AT (checkpoint_period) },
 };
 
 const char *const kvs_option_names[] = {
     "fence-timeout", "max-nprocs", "max-pending", "max-ops", "cache-max",
-    "cache-age", "hdir-threshold", "prime-max", "prime-budget",
+    "cache-age", "hdir-threshold", "prime-max", "prime-budget", "prime-values",
     "checkpoint-period", NULL,
 };
 

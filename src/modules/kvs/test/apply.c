@@ -409,6 +409,39 @@ static void test_fence_priming (void **state)
     submit (env, 4, "g", 2, 0, put (NULL, "kap.d", "4"));
     ev = drive (env, 0);
     assert_int_equal (json_array_size (json_object_get (ev, "objs")), 0);
+    assert_null (json_object_get (ev, "vals"));
+    json_decref (ev);
+
+    /* values (blobs: over KVS_INLINE_MAX) ride along, up to prime-max
+     * each and prime-values in all
+     */
+    char big[200], huge[5000];
+    memset (big, 'b', sizeof (big) - 1);
+    big[sizeof (big) - 1] = '\0';
+    memset (huge, 'h', sizeof (huge) - 1);
+    huge[sizeof (huge) - 1] = '\0';
+    env->ctx.limits.prime_max = 4096;
+    submit (env, 5, "h", 2, 0, put (put (NULL, "kap.e", big), "kap.x", huge));
+    submit (env, 6, "h", 2, 0, put (NULL, "kap.f", big));     /* the same blob */
+    ev = drive (env, 0);
+    json_t *vals = json_object_get (ev, "vals");
+    assert_int_equal (json_array_size (vals), 1);   /* once; not the 5000-byte one */
+    assert_int_equal (json_integer_value (json_array_get (json_array_get (vals, 0), 1)),
+                      sizeof (big) - 1);
+    assert_int_equal (answer (env, 5, NULL, NULL, 0), 0);
+    assert_int_equal (answer (env, 6, NULL, NULL, 0), 0);
+    json_decref (ev);
+    assert_string_equal (get (env, "kap.f", 0), big);
+    /* a commit (one participant) carries none, nor does prime-values=0 */
+    submit (env, 7, NULL, 1, 0, put (NULL, "kap.g", big));
+    ev = drive (env, 0);
+    assert_null (json_object_get (ev, "vals"));
+    json_decref (ev);
+    env->ctx.limits.prime_values = 0;
+    submit (env, 8, "i", 2, 0, put (NULL, "kap.h", big));
+    submit (env, 9, "i", 2, 0, put (NULL, "kap.i", big));
+    ev = drive (env, 0);
+    assert_null (json_object_get (ev, "vals"));
     json_decref (ev);
     teardown (env);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <errno.h>
 #include "src/common/libutil/base64.h"
+#include "src/common/libkvs/kvs_frame.h"
 #include "src/common/libutil/blobref.h"
 #include "src/common/libkvs/treeobj.h"
 #include "src/common/libkvs/kvs_txn.h"
@@ -31,6 +32,7 @@ struct kvsenv *kvsenv_create (uint32_t rank, uint32_t size)
     ctx->limits.hdir_threshold = 128;
     ctx->limits.prime_max = 2048;
     ctx->limits.prime_budget = 8192;
+    ctx->limits.prime_values = 65536;
     ctx->limits.relay_max = CANOPY_MSG_SIZE_MAX;
     ctx->cache_max = 1 << 26;
     ctx->cache_age = 60;
@@ -177,7 +179,22 @@ json_t *kvsenv_take_event (struct kvsenv *env, const char *topic)
         return NULL;
     assert_int_equal (canopy_msg_get_payload (req, &data, &len), 0);
     size_t tlen = strlen (topic) + 1;
-    o = json_loadb ((const char *)data + tlen, len - tlen, 0, NULL);
+    if (canopy_msg_has_flag (req, CANOPY_MSGFLAG_RAW)) {
+        /* a kvs_frame: the event is fences[0]; its blob table is added
+         * as "vals" for the tests to look at
+         */
+        json_t *hdr, *fences, *table;
+        size_t off;
+        assert_int_equal (kvs_frame_header ((const char *)data + tlen, len - tlen,
+                                            "setroot", &hdr, &fences, &table, &off,
+                                            NULL), 0);
+        o = json_copy (json_array_get (fences, 0));
+        assert_non_null (o);
+        assert_int_equal (json_object_set (o, "vals", table), 0);
+        json_decref (hdr);
+    }
+    else
+        o = json_loadb ((const char *)data + tlen, len - tlen, 0, NULL);
     assert_non_null (o);
     fakeh_respond (env->fake, req, 0, NULL, 0);
     canopy_msg_decref (req);
