@@ -574,7 +574,7 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
     ctx->limits.hdir_threshold = 128;
     ctx->limits.prime_max = 4096;
     ctx->limits.prime_budget = 64 * 1024;
-    ctx->limits.prime_values = 1024 * 1024;
+    ctx->limits.prime_values = 8 * 1024 * 1024;    /* for the instance */
     ctx->limits.relay_max = CANOPY_MSG_SIZE_MAX;
     ctx->cache_max = 128 * 1024 * 1024;
     ctx->cache_age = 60;

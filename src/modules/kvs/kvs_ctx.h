@@ -28,8 +28,9 @@ struct kvs_module_limits {
     int prime_max;              /* setroot carries new dirs up to this size */
     int prime_budget;           /* ... this many bytes in all (0: none) */
     size_t prime_values;        /* new values (each <= prime_max) carried in
-                                   the setroot of a collective fence, bytes
-                                   in all (0: none) */
+                                   the setroot of a collective fence: bytes
+                                   in all, divided by the instance size
+                                   (0: none) */
     int guest_access;           /* enum kvs_guest_access (access.h) */
     size_t relay_max;           /* largest kvs.relay (CANOPY_MSG_SIZE_MAX;
                                    not an option: tests make it small) */
