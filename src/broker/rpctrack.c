@@ -90,8 +90,7 @@ static char *make_key (const canopy_msg_t *msg, char *buf)
         errno = ENOMEM;
         return NULL;
     }
-    memcpy (key, num, nlen);
-    p = key + nlen;
+    p = key + decimal_u32 (key, tag);   /* nlen digits, as counted above */
     *p++ = '|';
     /* bottom (the original sender) first, as canopy_msg_route_string */
     for (int i = n - 1; i >= 0; i--) {
