@@ -90,7 +90,8 @@ static char *make_key (const canopy_msg_t *msg, char *buf)
         errno = ENOMEM;
         return NULL;
     }
-    p = key + decimal_u32 (key, tag);   /* nlen digits, as counted above */
+    memcpy (key, num, nlen);
+    p = key + nlen;
     *p++ = '|';
     /* bottom (the original sender) first, as canopy_msg_route_string */
     for (int i = n - 1; i >= 0; i--) {
