@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include "src/common/libutil/hashmap.h"
-#include "src/common/libutil/decimal.h"
 #include "rpctrack.h"
 
 struct entry {
@@ -71,8 +70,8 @@ static char *make_key (const canopy_msg_t *msg, char *buf)
 {
     uint32_t tag = 0;
     int n;
-    size_t len, nlen;
-    char num[DECIMAL_U32_MAX];
+    size_t len;
+    char num[16];
     char *key, *p;
 
     if (canopy_msg_get_matchtag (msg, &tag) < 0)
@@ -80,7 +79,12 @@ static char *make_key (const canopy_msg_t *msg, char *buf)
     n = canopy_msg_route_count (msg);
     if (n < 0)
         return NULL;
-    nlen = decimal_u32 (num, tag);
+    /* the tag in decimal, written backwards then reversed into place */
+    size_t nlen = 0;
+    do {
+        num[nlen++] = '0' + tag % 10;
+        tag /= 10;
+    } while (tag);
     len = nlen + 2;
     for (int i = n - 1; i >= 0; i--)
         len += strlen (canopy_msg_route_at (msg, i)) + 1;
@@ -90,8 +94,9 @@ static char *make_key (const canopy_msg_t *msg, char *buf)
         errno = ENOMEM;
         return NULL;
     }
-    memcpy (key, num, nlen);
-    p = key + nlen;
+    p = key;
+    while (nlen > 0)
+        *p++ = num[--nlen];
     *p++ = '|';
     /* bottom (the original sender) first, as canopy_msg_route_string */
     for (int i = n - 1; i >= 0; i--) {
