@@ -103,8 +103,15 @@ test_expect_success 'no request is left tracked after all that' '
 	canopy ping --count 3 --rank 3 >/dev/null &&
 	canopy ping --count 3 --rank 6 >/dev/null &&
 	for r in 0 1 2 3 4 5 6; do
-		canopy overlay status --rank $r --json >view.$r &&
-		! grep "\"pending\":[1-9]" view.$r || return 1
+		canopy overlay status --rank $r --json >view.$r || return 1
+		if grep "\"pending\":[1-9]" view.$r; then
+			# say what happened before failing
+			cat view.$r &&
+			for d in 0 1 2 3 4 5 6; do
+				echo "--- rank $d" && canopy dmesg --rank $d | tail -25
+			done
+			return 1
+		fi
 	done
 '
 test_expect_success 'events flow to brokers that were lost and came back' '

@@ -126,6 +126,18 @@ test_expect_success 'bad keys are refused' '
 	grep -i "too long" err &&
 	test_must_fail canopy kvs put $long=1
 '
+test_expect_success 'malformed kvs.lookup payloads get EPROTO, oversized keys ENAMETOOLONG' '
+	test_must_fail rpc kvs.lookup "{\"flags\":0}" 2>noKey.err &&
+	grep "malformed kvs.lookup" noKey.err &&
+	test_must_fail rpc kvs.lookup 2>noPayload.err &&
+	grep "malformed kvs.lookup" noPayload.err &&
+	test_must_fail rpc kvs.lookup "{\"key\":7}" 2>badKey.err &&
+	grep "malformed kvs.lookup" badKey.err &&
+	long=$(head -c 5000 /dev/zero | tr "\0" a) &&
+	test_must_fail rpc kvs.lookup "{\"key\":\"$long\"}" 2>long.err &&
+	grep "key too long" long.err &&
+	test "$(rpc kvs.lookup "{ \"flags\" : 0 , \"key\" : \"test.a\" }")" = "$(canopy kvs get -r test.a)"
+'
 test_expect_success 'dropcache on every rank, then read everything back' '
 	canopy kvs dropcache --all &&
 	canopy kvs --rank 3 get -r test.big | cmp - big.bin &&

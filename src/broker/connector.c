@@ -29,7 +29,6 @@
 #include <string.h>
 #include <errno.h>
 #include <stdio.h>
-#include <stdint.h>
 #include <unistd.h>
 #include <syslog.h>
 #include <sys/socket.h>
@@ -264,14 +263,12 @@ static int client_send (struct endpoint *ep, const canopy_msg_t *msg)
         errno = ECONNRESET;
         return -1;
     }
-    if ((size = canopy_msg_encode_size (msg)) > CANOPY_MSG_SIZE_MAX) {
-        errno = EMSGSIZE;
+    if ((size = msg_frame_size (msg)) == 0)
         return -1;
-    }
-    if (cl->pend_len + size + 4 > cl->pend_cap) {
+    if (cl->pend_len + size > cl->pend_cap) {
         size_t cap = cl->pend_cap ? cl->pend_cap : 4096;
         char *p;
-        while (cap < cl->pend_len + size + 4)
+        while (cap < cl->pend_len + size)
             cap *= 2;
         if (!(p = realloc (cl->pend, cap))) {
             client_kill (cl, "out of memory");
@@ -281,14 +278,9 @@ static int client_send (struct endpoint *ep, const canopy_msg_t *msg)
         cl->pend = p;
         cl->pend_cap = cap;
     }
-    uint8_t *hdr = (uint8_t *)cl->pend + cl->pend_len;
-    hdr[0] = size >> 24;
-    hdr[1] = size >> 16;
-    hdr[2] = size >> 8;
-    hdr[3] = size;
-    (void)canopy_msg_encode_into (msg, hdr + 4, size);
-    cl->pend_len += size + 4;
-    cl->outq_bytes += size + 4;
+    msg_frame_encode_into (msg, cl->pend + cl->pend_len, size);
+    cl->pend_len += size;
+    cl->outq_bytes += size;
     if (cl->outq_bytes > c->outq_limit) {
         client_kill (cl, "output queue limit exceeded (client not reading)");
         errno = ENOBUFS;

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include "src/common/libutil/hashmap.h"
+#include "src/common/libutil/decimal.h"
 #include "rpctrack.h"
 
 struct entry {
@@ -70,8 +71,8 @@ static char *make_key (const canopy_msg_t *msg, char *buf)
 {
     uint32_t tag = 0;
     int n;
-    size_t len;
-    char num[16];
+    size_t len, nlen;
+    char num[DECIMAL_U32_MAX];
     char *key, *p;
 
     if (canopy_msg_get_matchtag (msg, &tag) < 0)
@@ -79,12 +80,7 @@ static char *make_key (const canopy_msg_t *msg, char *buf)
     n = canopy_msg_route_count (msg);
     if (n < 0)
         return NULL;
-    /* the tag in decimal, written backwards then reversed into place */
-    size_t nlen = 0;
-    do {
-        num[nlen++] = '0' + tag % 10;
-        tag /= 10;
-    } while (tag);
+    nlen = decimal_u32 (num, tag);
     len = nlen + 2;
     for (int i = n - 1; i >= 0; i--)
         len += strlen (canopy_msg_route_at (msg, i)) + 1;
@@ -94,9 +90,7 @@ static char *make_key (const canopy_msg_t *msg, char *buf)
         errno = ENOMEM;
         return NULL;
     }
-    p = key;
-    while (nlen > 0)
-        *p++ = num[--nlen];
+    p = key + decimal_u32 (key, tag);   /* nlen digits, as counted above */
     *p++ = '|';
     /* bottom (the original sender) first, as canopy_msg_route_string */
     for (int i = n - 1; i >= 0; i--) {

@@ -99,7 +99,6 @@ int runat_start (struct runat *ra, const char *uri)
 {
     extern char **environ;
     char **env;
-    char msg[256];
     pid_t pid;
 
     if (!ra->argv || !ra->argv[0]) {
@@ -124,11 +123,12 @@ int runat_start (struct runat *ra, const char *uri)
         environ = env;
         execvp (ra->argv[0], ra->argv);
         int e = errno;
-        int len = snprintf (msg, sizeof (msg), "canopy: %s: cannot execute it (%s)\n",
-                            ra->argv[0], strerrorname_np (e) ? strerrorname_np (e) : "?");
-        if (len > 0)
-            (void)write (STDERR_FILENO, msg, (size_t)len < sizeof (msg) ? (size_t)len
-                                                                       : sizeof (msg) - 1);
+        const char *name = strerrorname_np (e);
+        const char *part[] = { "canopy: ", ra->argv[0], ": cannot execute it (",
+                               name ? name : "?", ")\n" };
+        /* write(2) piece by piece: printf is not async-signal-safe */
+        for (size_t i = 0; i < sizeof (part) / sizeof (part[0]); i++)
+            (void)write (STDERR_FILENO, part[i], strlen (part[i]));
         _exit (e == ENOENT ? 127 : 126);
     }
     runat_environ_free (env);

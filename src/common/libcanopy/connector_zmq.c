@@ -47,8 +47,8 @@ static canopy_msg_t *zmq_conn_recv (void *impl, bool nonblock)
     for (;;) {
         if ((msg = msg_handoff_recv (c->sock, NULL, nonblock)))
             return msg;
-        if (errno == EPROTO || errno == EMSGSIZE)
-            continue;       /* the broker never sends these; skip */
+        if (errno == EPROTO)
+            continue;       /* not a hand-off: the broker never sends one */
         if (errno == ETERM)
             errno = ECONNRESET;
         return NULL;

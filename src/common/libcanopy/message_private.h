@@ -1,5 +1,6 @@
-/* message_private.h - the message structure, shared by message.c and
- * msg_codec.c only.  Everyone else uses the accessors in message.h.
+/* message_private.h - the message structure, shared by message.c,
+ * msg_codec.c and msg_handoff.c (which looks at the reference count) only.
+ * Everyone else uses the accessors in message.h.
  *
  * routes[0] is the bottom of the stack (the original sender) and
  * routes[route_count - 1] the top (the most recent hop).
@@ -29,5 +30,8 @@ struct canopy_msg {
 };
 
 bool msg_type_valid (int type);
+
+/* msg_codec.c: discard the rest of a multipart ZeroMQ message. */
+void msg_zsock_drain (void *sock);
 
 #endif

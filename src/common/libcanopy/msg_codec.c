@@ -339,7 +339,7 @@ int canopy_msg_sendzsock (void *sock, const canopy_msg_t *msg)
 
 #define MAX_FRAMES (CANOPY_MSG_MAX_ROUTES + 5)
 
-static void drain (void *sock)
+void msg_zsock_drain (void *sock)
 {
     int more;
     size_t len = sizeof (more);
@@ -373,7 +373,7 @@ canopy_msg_t *canopy_msg_recvzsock_from (void *sock, char **sender, bool nonbloc
     }
     do {
         if (n == MAX_FRAMES) {
-            drain (sock);
+            msg_zsock_drain (sock);
             goto error;
         }
         zmq_msg_init (&frames[n]);
@@ -381,7 +381,7 @@ canopy_msg_t *canopy_msg_recvzsock_from (void *sock, char **sender, bool nonbloc
             errnum = errno;
             zmq_msg_close (&frames[n]);
             if (n > 0)
-                drain (sock);
+                msg_zsock_drain (sock);
             goto error;
         }
         total += zmq_msg_size (&frames[n]);

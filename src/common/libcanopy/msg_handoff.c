@@ -115,23 +115,6 @@ int msg_handoff_send_owned (void *sock, const char *dest, canopy_msg_t *msg,
     return send_ref (sock, dest, own, nonblock);
 }
 
-/* Discard the rest of a multipart message. */
-static void drain (void *sock)
-{
-    int more;
-    size_t len = sizeof (more);
-
-    while (zmq_getsockopt (sock, ZMQ_RCVMORE, &more, &len) == 0 && more) {
-        zmq_msg_t f;
-        zmq_msg_init (&f);
-        int rc = zmq_msg_recv (&f, sock, 0);
-        zmq_msg_close (&f);
-        if (rc < 0)
-            break;
-        len = sizeof (more);
-    }
-}
-
 canopy_msg_t *msg_handoff_recv (void *sock, char **sender, bool nonblock)
 {
     zmq_msg_t frame;
@@ -176,7 +159,7 @@ canopy_msg_t *msg_handoff_recv (void *sock, char **sender, bool nonblock)
     return msg;
 error:
     e = errno;
-    drain (sock);
+    msg_zsock_drain (sock);
     errno = e;
 error_nodrain:
     e = errno;

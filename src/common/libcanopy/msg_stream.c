@@ -134,24 +134,41 @@ canopy_msg_t *msg_instream_next (struct msg_instream *s)
     return msg;
 }
 
-void *msg_frame_encode (const canopy_msg_t *msg, size_t *sizep)
+size_t msg_frame_size (const canopy_msg_t *msg)
 {
     size_t size = canopy_msg_encode_size (msg);
-    uint8_t *buf;
 
     if (size > CANOPY_MSG_SIZE_MAX) {
         errno = EMSGSIZE;
-        return NULL;
+        return 0;
     }
-    if (!(buf = malloc (size + 4))) {
+    return size + 4;
+}
+
+void msg_frame_encode_into (const canopy_msg_t *msg, void *buf, size_t size)
+{
+    uint8_t *p = buf;
+    size_t n = size - 4;
+
+    p[0] = n >> 24;
+    p[1] = n >> 16;
+    p[2] = n >> 8;
+    p[3] = n;
+    (void)canopy_msg_encode_into (msg, p + 4, n);
+}
+
+void *msg_frame_encode (const canopy_msg_t *msg, size_t *sizep)
+{
+    size_t size = msg_frame_size (msg);
+    void *buf;
+
+    if (size == 0)
+        return NULL;
+    if (!(buf = malloc (size))) {
         errno = ENOMEM;
         return NULL;
     }
-    buf[0] = size >> 24;
-    buf[1] = size >> 16;
-    buf[2] = size >> 8;
-    buf[3] = size;
-    (void)canopy_msg_encode_into (msg, buf + 4, size);
-    *sizep = size + 4;
+    msg_frame_encode_into (msg, buf, size);
+    *sizep = size;
     return buf;
 }

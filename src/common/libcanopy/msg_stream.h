@@ -34,6 +34,14 @@ canopy_msg_t *msg_instream_next (struct msg_instream *s);
 /* True if a whole message is buffered. */
 bool msg_instream_ready (const struct msg_instream *s);
 
+/* The bytes msg takes as a frame (length prefix included), or 0 with
+ * EMSGSIZE if it is larger than CANOPY_MSG_SIZE_MAX.
+ */
+size_t msg_frame_size (const canopy_msg_t *msg);
+/* Encode msg with its length prefix into buf, exactly msg_frame_size()
+ * bytes (the caller sized it).
+ */
+void msg_frame_encode_into (const canopy_msg_t *msg, void *buf, size_t size);
 /* Encode msg with its length prefix into a new buffer (caller frees). */
 void *msg_frame_encode (const canopy_msg_t *msg, size_t *size);
 

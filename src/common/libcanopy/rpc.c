@@ -21,6 +21,7 @@
 #include <canopy/rpc.h>
 #include "handle_private.h"
 #include "future_private.h"
+#include "src/common/libutil/decimal.h"
 
 struct rpc_entry {
     canopy_future_t *f;
@@ -30,22 +31,6 @@ struct rpc_entry {
     bool in_table;
     bool has_future;
 };
-
-/* The table's key for a matchtag: its decimal digits (three times per
- * RPC, so no printf).  'size' is at least 11.
- */
-static void tag_key (char *buf, size_t size, uint32_t tag)
-{
-    char tmp[10];
-    size_t n = 0;
-    do {
-        tmp[n++] = '0' + tag % 10;
-        tag /= 10;
-    } while (tag);
-    for (size_t i = 0; i < n; i++)
-        buf[i] = tmp[n - 1 - i];
-    buf[n] = '\0';
-}
 
 static void entry_release_future (void *arg)
 {
@@ -58,9 +43,9 @@ static void entry_release_future (void *arg)
 
 static void entry_remove (canopy_t *h, struct rpc_entry *e)
 {
-    char key[16];
+    char key[DECIMAL_U32_MAX];   /* a matchtag in decimal: the table key */
     if (e->in_table) {
-        tag_key (key, sizeof (key), e->matchtag);
+        (void)decimal_u32 (key, e->matchtag);
         (void)hashmap_take (h->rpcs, key);
         e->in_table = false;
     }
@@ -69,11 +54,11 @@ static void entry_remove (canopy_t *h, struct rpc_entry *e)
 static struct rpc_entry *entry_lookup (canopy_t *h, const canopy_msg_t *msg)
 {
     uint32_t tag;
-    char key[16];
+    char key[DECIMAL_U32_MAX];
 
     if (canopy_msg_get_matchtag (msg, &tag) < 0 || tag == 0)
         return NULL;
-    tag_key (key, sizeof (key), tag);
+    (void)decimal_u32 (key, tag);
     return hashmap_lookup (h->rpcs, key);
 }
 
@@ -177,7 +162,7 @@ static canopy_future_t *rpc_send_owned (canopy_t *h, canopy_msg_t *msg,
 {
     canopy_future_t *f = NULL;
     struct rpc_entry *e = NULL;
-    char key[16];
+    char key[DECIMAL_U32_MAX];
 
     if (canopy_msg_set_nodeid (msg, nodeid) < 0)
         goto error;
@@ -208,7 +193,7 @@ static canopy_future_t *rpc_send_owned (canopy_t *h, canopy_msg_t *msg,
         || (e->streaming
             && canopy_msg_set_flag (msg, CANOPY_MSGFLAG_STREAMING, true) < 0))
         goto error;
-    tag_key (key, sizeof (key), e->matchtag);
+    (void)decimal_u32 (key, e->matchtag);
     if (hashmap_insert (h->rpcs, key, e) < 0)
         goto error;
     e->in_table = true;

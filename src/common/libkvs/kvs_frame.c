@@ -120,17 +120,18 @@ int kvs_frame_header (const void *buf, size_t len, const char *what,
     return 0;
 }
 
-int kvs_frame_blobs (const void *buf, size_t len, size_t off, json_t *table,
-                     bool verify, const char *what, blobtab_t *blobs,
-                     canopy_error_t *error)
+int kvs_frame_foreach_blob (const void *buf, size_t len, size_t off, json_t *table,
+                            bool verify, const char *what, kvs_frame_blob_f fn,
+                            void *arg, canopy_error_t *error)
 {
     const uint8_t *p = buf;
-    size_t i;
+    size_t i, start = off;
     json_t *v;
+    const char *ref;
+    json_int_t blen;
 
+    /* check everything first */
     json_array_foreach (table, i, v) {
-        const char *ref;
-        json_int_t blen;
         char computed[BLOBREF_MAX];
         if (json_unpack (v, "[s,I]", &ref, &blen) < 0 || blen < 0 || off > len
             || (size_t)blen > len - off || blobref_validate (ref) < 0) {
@@ -145,13 +146,35 @@ int kvs_frame_blobs (const void *buf, size_t len, size_t off, json_t *table,
                 return errprintf (error, "blob %s does not match its data", ref);
             }
         }
-        if (blobtab_add (blobs, ref, p + off, blen, NULL, 0) < 0)
-            return errprintf (error, "out of memory");
         off += blen;
     }
     if (off != len) {
         errno = EPROTO;
         return errprintf (error, "%s has trailing bytes", what);
     }
+    /* then deliver */
+    off = start;
+    json_array_foreach (table, i, v) {
+        (void)json_unpack (v, "[s,I]", &ref, &blen);
+        if (fn (ref, p + off, blen, arg) < 0) {
+            if (errno == ENOMEM)
+                return errprintf (error, "out of memory");
+            return errprintf (error, "%s blob %s: %s", what, ref, strerror (errno));
+        }
+        off += blen;
+    }
     return 0;
+}
+
+static int add_blob (const char *ref, const void *data, size_t len, void *arg)
+{
+    return blobtab_add (arg, ref, data, len, NULL, 0) < 0 ? -1 : 0;
+}
+
+int kvs_frame_blobs (const void *buf, size_t len, size_t off, json_t *table,
+                     bool verify, const char *what, blobtab_t *blobs,
+                     canopy_error_t *error)
+{
+    return kvs_frame_foreach_blob (buf, len, off, table, verify, what, add_blob,
+                                   blobs, error);
 }

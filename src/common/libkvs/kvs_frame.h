@@ -37,11 +37,26 @@ int kvs_frame_header (const void *buf, size_t len, const char *what,
                       json_t **hdrp, json_t **fencesp, json_t **tablep,
                       size_t *offp, canopy_error_t *error);
 
-/* Read the blob data described by 'table', starting at *offp, into
- * 'blobs' (which copies them); with 'verify', each blob's bytes must hash
- * to its blobref.  The data must end exactly at len.  Returns 0, or -1
- * with EPROTO (malformed table, overrun, mismatch, trailing bytes) or
- * ENOMEM, and a sentence; 'blobs' may then hold some of the blobs.
+/* Called for each blob of a frame, in table order, with the blob's bytes
+ * inside the frame (valid while the frame is).  Returns 0, or -1 with
+ * errno to stop.
+ */
+typedef int (*kvs_frame_blob_f)(const char *ref, const void *data, size_t len,
+                                void *arg);
+
+/* Check the blob data described by 'table', starting at 'off': every
+ * entry well formed, the data ending exactly at len, and with 'verify'
+ * each blob's bytes hashing to its blobref.  Only then call fn for each
+ * blob, so a malformed frame delivers nothing.  Returns 0, or -1 with
+ * EPROTO (malformed table, overrun, mismatch, trailing bytes) or fn's
+ * errno, and a sentence.
+ */
+int kvs_frame_foreach_blob (const void *buf, size_t len, size_t off, json_t *table,
+                            bool verify, const char *what, kvs_frame_blob_f fn,
+                            void *arg, canopy_error_t *error);
+
+/* The same, copying every blob into 'blobs'.  On ENOMEM 'blobs' may hold
+ * some of them.
  */
 int kvs_frame_blobs (const void *buf, size_t len, size_t off, json_t *table,
                      bool verify, const char *what, blobtab_t *blobs,

@@ -576,7 +576,7 @@ static int encode_value (struct buf *b, const json_t *v)
                 return rc;
         }
         /* a plain object (dir data, hdir data, symlink data): sorted keys */
-        size_t n = json_object_size (v), i = 0;
+        size_t n = size, i = 0;
         struct member *m = malloc ((n + 1) * sizeof (*m));
         const char *name;
         json_t *e;

@@ -416,9 +416,6 @@ static bool is_ours (const char *name)
            || !strcmp (name, "FLUX_PMI_LIBRARY_PATH");
 }
 
-/* The task environment: the requester's, without our variables, plus
- * ours (PMI_RANK differs per task: the slot is filled in at start).
- */
 /* CPUs this broker's tasks may run on (its affinity mask). */
 static int cpus_available (void)
 {
@@ -444,6 +441,9 @@ static bool want_yield (struct job *job, json_t *env)
         && !json_object_get (env, "OMPI_MCA_mpi_yield_when_idle");
 }
 
+/* The task environment: the requester's, without our variables, plus
+ * ours (PMI_RANK differs per task: the slot is filled in at start).
+ */
 static char **env_build (struct job *job, json_t *env)
 {
     size_t n = json_is_object (env) ? json_object_size (env) : 0;

@@ -125,30 +125,15 @@ static void prime_cache (struct kvs_ctx *ctx, json_t *objs)
 
 /* The values a setroot frame carries (after a collective fence) go into
  * the object cache, so the gets that follow do not fault them in.  They
- * come from rank 0, which computed their refs: not hashed again.
+ * come from rank 0, which computed their refs: not hashed again.  Each is
+ * copied once, from the event into the cache.
  */
-static void prime_values (struct kvs_ctx *ctx, const void *buf, size_t len, size_t off,
-                          json_t *table)
+static int prime_value (const char *ref, const void *data, size_t len, void *arg)
 {
-    blobtab_t *vals = blobtab_create ();
-    canopy_error_t error;
-
-    if (!vals || kvs_frame_blobs (buf, len, off, table, false, "setroot", vals,
-                                  &error) < 0) {
-        if (vals)
-            canopy_log (ctx->h, LOG_ERR, "kvs.setroot: %s", error.text);
-        blobtab_destroy (vals);
-        return;
-    }
-    for (int i = 0; i < blobtab_count (vals); i++) {
-        const char *ref;
-        const void *data;
-        size_t n;
-        (void)blobtab_at (vals, i, &ref, &data, &n);
-        if (objcache_put_raw (ctx->cache, ref, data, n) == 0)
-            ctx->stats.primed_values++;
-    }
-    blobtab_destroy (vals);
+    struct kvs_ctx *ctx = arg;
+    if (objcache_put_raw (ctx->cache, ref, data, len) == 0)
+        ctx->stats.primed_values++;
+    return 0;       /* a value that does not fit is faulted in later */
 }
 
 /* kvs.setroot is JSON, or a kvs_frame (apply.c: publish_setroot) whose
@@ -194,8 +179,12 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
     fence_setroot (ctx->fences, names, errors, ctx->version, ctx->rootref);
     if (ctx->rank > 0 && json_is_array (objs))
         prime_cache (ctx, objs);
-    if (ctx->rank > 0 && table && json_array_size (table) > 0)
-        prime_values (ctx, buf, len, off, table);
+    if (ctx->rank > 0 && table && json_array_size (table) > 0) {
+        canopy_error_t error;
+        if (kvs_frame_foreach_blob (buf, len, off, table, false, "setroot",
+                                    prime_value, ctx, &error) < 0)
+            canopy_log (h, LOG_ERR, "kvs.setroot: %s", error.text);
+    }
     tstat_push (&ctx->timing.setroot_handle, (thread_cputime () - t0) * 1e6);
     json_decref (hdr);
     return;
@@ -272,9 +261,12 @@ static void lookup_cb (canopy_t *h, canopy_msg_handler_t *mh,
     struct lookup *l;
 
     ctx->stats.lookups++;
-    if (canopy_msg_has_flag (msg, CANOPY_MSGFLAG_RAW)
-        || canopy_msg_get_payload (msg, &payload, &size) < 0
-        || kvs_lookup_wire_decode (payload, size, key, sizeof (key), &flags) < 0) {
+    int rc = -1;
+    errno = EPROTO;     /* a raw payload or none at all */
+    if (!canopy_msg_has_flag (msg, CANOPY_MSGFLAG_RAW)
+        && canopy_msg_get_payload (msg, &payload, &size) == 0)
+        rc = kvs_lookup_wire_decode (payload, size, key, sizeof (key), &flags);
+    if (rc < 0) {
         if (errno == ENAMETOOLONG)
             canopy_respond_error (h, msg, ENAMETOOLONG, "key too long");
         else

@@ -44,6 +44,61 @@ static void test_layout (void **state)
     blobtab_destroy (b);
 }
 
+static int count_blob (const char *ref, const void *data, size_t len, void *arg)
+{
+    (*(int *)arg)++;
+    return 0;
+}
+
+static int refuse_blob (const char *ref, const void *data, size_t len, void *arg)
+{
+    errno = EIO;
+    return -1;
+}
+
+/* foreach checks the whole table before delivering anything: a bad last
+ * entry means no blob at all reaches the callback; a callback's failure
+ * stops the walk with its errno.
+ */
+static void test_foreach (void **state)
+{
+    json_t *fences = json_array ();
+    blobtab_t *b = blobtab_create ();
+    char ref1[80], ref2[80];
+    void *buf;
+    size_t len, off;
+    json_t *hdr, *f, *t;
+    canopy_error_t error;
+    int n = 0;
+
+    assert_int_equal (blobtab_add (b, NULL, "ONE", 3, ref1, sizeof (ref1)), 1);
+    assert_int_equal (blobtab_add (b, NULL, "TWO!", 4, ref2, sizeof (ref2)), 1);
+    assert_int_equal (kvs_frame_encode (fences, b, NULL, 0, 1 << 20, &buf, &len), 0);
+    assert_int_equal (kvs_frame_header (buf, len, "x", &hdr, &f, &t, &off, NULL), 0);
+    assert_int_equal (kvs_frame_foreach_blob (buf, len, off, t, true, "x", count_blob,
+                                              &n, NULL), 0);
+    assert_int_equal (n, 2);
+
+    /* the second blob's length claims one byte more than there is */
+    json_array_set_new (json_array_get (t, 1), 1, json_integer (5));
+    n = 0;
+    errno = 0;
+    assert_int_equal (kvs_frame_foreach_blob (buf, len, off, t, false, "x", count_blob,
+                                              &n, &error), -1);
+    assert_int_equal (errno, EPROTO);
+    assert_int_equal (n, 0);
+    json_array_set_new (json_array_get (t, 1), 1, json_integer (4));
+
+    assert_int_equal (kvs_frame_foreach_blob (buf, len, off, t, false, "x", refuse_blob,
+                                              NULL, &error), -1);
+    assert_int_equal (errno, EIO);
+    assert_non_null (strstr (error.text, ref1));
+    json_decref (hdr);
+    free (buf);
+    json_decref (fences);
+    blobtab_destroy (b);
+}
+
 static void test_encode_errors (void **state)
 {
     json_t *fences = json_array ();
@@ -140,6 +195,7 @@ int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_layout),
+        cmocka_unit_test (test_foreach),
         cmocka_unit_test (test_encode_errors),
         cmocka_unit_test (test_malformed),
     };
