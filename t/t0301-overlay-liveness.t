@@ -99,6 +99,33 @@ test_expect_success 'a stopped router: its subtree is lost, both sides fail fast
 	canopy overlay status --wait full $W &&
 	canopy ping --count 1 --rank 4
 '
+# Regression: a router stopped with a request from its parent in its queue
+# forwarded it on resuming, after its parent had failed it; the child never
+# answered (here: it is stopped too), and the request stayed tracked.
+test_expect_success 'requests from a parent that lost us are forgotten' '
+	canopy setattr --rank 1 tbon.lost-timeout 0 &&
+	test_when_finished "canopy setattr --rank 1 tbon.lost-timeout 1.5" &&
+	p1=$(broker_pid 1) &&
+	p4=$(broker_pid 4) &&
+	kill -STOP $p4 &&
+	test_when_finished "kill -CONT $p4" &&
+	kill -STOP $p1 &&
+	test_when_finished "kill -CONT $p1" &&
+	test_expect_code 1 timeout 60 canopy ping --count 1 --rank 4 2>stale.err &&
+	grep "rank 1 lost" stale.err &&
+	kill -CONT $p1 &&
+	canopy overlay status --rank 1 --wait full $W &&
+	n=0 &&
+	while ! canopy dmesg --rank 1 | grep "forgot 1 requests the lost parent"; do
+		n=$((n+1)) && test $n -lt 300 && sleep 0.1 || return 1
+	done &&
+	canopy overlay status --rank 1 --json >view.stale &&
+	cat view.stale &&
+	! grep "\"pending\":[1-9]" view.stale &&
+	kill -CONT $p4 &&
+	canopy overlay status --wait full $W &&
+	canopy ping --count 1 --rank 4
+'
 test_expect_success 'no request is left tracked after all that' '
 	canopy ping --count 3 --rank 3 >/dev/null &&
 	canopy ping --count 3 --rank 6 >/dev/null &&

@@ -18,7 +18,10 @@
  * - Requests in flight are tracked per link (rpctrack.c).  A lost link's
  *   requests are answered EHOSTUNREACH; responses that arrive for
  *   requests no longer tracked are dropped (the client already has its
- *   answer).
+ *   answer).  When the parent is lost, the requests it had sent down
+ *   through us are forgotten (it has answered them with an error), and
+ *   requests still arriving from it before its next WELCOME are answered
+ *   EHOSTUNREACH, not forwarded: they are stale.
  * - Before the first WELCOME, requests going up wait in a queue (modules
  *   may start talking before the tree is wired); after a loss they fail
  *   at once until the parent welcomes us again.
@@ -660,6 +663,40 @@ static void child_lost (struct overlay *ov, struct child *c, const char *why)
     broker_check_shutdown (b);
 }
 
+/* True if req, tracked on a child's link, came to us from our parent: the
+ * hop under ours on its route stack is the parent's rank.
+ */
+static bool from_parent (const canopy_msg_t *req, void *arg)
+{
+    struct overlay *ov = arg;
+    char parent[16];
+    int n = canopy_msg_route_count (req);
+    const char *below;
+
+    /* depth 0 is the top of the stack: the last hop pushed (ours) */
+    if (n < 2 || strcmp (canopy_msg_route_at (req, 0), ov->b->rankstr) != 0)
+        return false;
+    below = canopy_msg_route_at (req, 1);
+    snprintf (parent, sizeof (parent), "%d", topology_parent (ov->b->rank, ov->b->k));
+    return below && !strcmp (below, parent);
+}
+
+/* The parent has forgotten us (or we it): it answered what it sent us
+ * with an error already, so requests of its that we passed down are
+ * orphans.  Forget them (their answers would be dropped as late), or they
+ * would stay tracked for ever if the child never answers: a request read
+ * from our queue after a stall may be forwarded over a connection the
+ * child has just replaced.
+ */
+static void forget_parents_requests (struct overlay *ov)
+{
+    size_t n = 0;
+    for (int i = 0; i < ov->nchildren; i++)
+        n += rpctrack_purge_if (ov->children[i].track, from_parent, ov, NULL, NULL);
+    if (n > 0)
+        broker_log (ov->b, LOG_INFO, "forgot %zu requests the lost parent had sent down", n);
+}
+
 static void parent_lost (struct overlay *ov, const char *why)
 {
     struct broker *b = ov->b;
@@ -672,6 +709,7 @@ static void parent_lost (struct overlay *ov, const char *why)
     broker_log (b, LOG_ERR, "parent (rank %d) lost (%s); saying hello again",
                 topology_parent (b->rank, b->k), why);
     fail_pending (ov, ov->ptrack, "parent of rank %u lost (%s)", b->rank, why);
+    forget_parents_requests (ov);
     ov->hello_backoff = 0;
     send_hello (ov);
 }
@@ -1037,7 +1075,12 @@ static void dealer_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, vo
             broker_log (b, LOG_WARNING, "parent is responsive again");
         switch (canopy_msg_get_type (msg)) {
             case CANOPY_MSGTYPE_REQUEST:
-                router_request (b, msg, NULL);
+                /* sent before the parent lost us: it has failed it already */
+                if (ov->pstate == PARENT_LOST)
+                    broker_respond_error (b, msg, EHOSTUNREACH,
+                                          "rank %u is rejoining its parent", b->rank);
+                else
+                    router_request (b, msg, NULL);
                 break;
             case CANOPY_MSGTYPE_RESPONSE:
                 if (rpctrack_match (ov->ptrack, msg))

@@ -232,6 +232,46 @@ void rpctrack_purge (rpctrack_t *t, rpctrack_purge_f fn, void *arg)
     hashmap_destroy (old);
 }
 
+size_t rpctrack_purge_if (rpctrack_t *t, rpctrack_pred_f pred, void *pred_arg,
+                          rpctrack_purge_f fn, void *arg)
+{
+    void *val;
+    size_t n = 0;
+
+    if (!t || !pred || t->count == 0)
+        return 0;
+    /* Two passes: the callback may not run while we walk the map (it may
+     * send, and a send may track), so the victims' keys are collected
+     * first.  The callback gets the entry's own copy, taken out of the map.
+     */
+    size_t nkeys = 0;
+    char **keys = calloc (hashmap_size (t->map), sizeof (*keys));
+    if (!keys)
+        return 0;   /* out of memory: they stay tracked */
+    for (const char *k = hashmap_first (t->map, &val); k;
+         k = hashmap_next (t->map, &val)) {
+        struct entry *e = val;
+        if (!pred (e->req, pred_arg))
+            continue;
+        if (!(keys[nkeys] = strdup (k)))
+            break;
+        nkeys++;
+    }
+    for (size_t i = 0; i < nkeys; i++) {
+        struct entry *e = hashmap_take (t->map, keys[i]);
+        if (e) {
+            t->count -= e->count;
+            n += e->count;
+            for (int j = 0; j < e->count && fn; j++)
+                fn (e->req, arg);
+            entry_free (e);
+        }
+        free (keys[i]);
+    }
+    free (keys);
+    return n;
+}
+
 size_t rpctrack_count (const rpctrack_t *t)
 {
     return t ? t->count : 0;

@@ -50,6 +50,17 @@ void rpctrack_remove (rpctrack_t *t, const canopy_msg_t *req);
 /* Hand every pending request to fn (may be NULL), then forget them all. */
 void rpctrack_purge (rpctrack_t *t, rpctrack_purge_f fn, void *arg);
 
+/* Decides which pending requests rpctrack_purge_if hands over. */
+typedef bool (*rpctrack_pred_f)(const canopy_msg_t *req, void *arg);
+
+/* Hand every pending request for which pred is true to fn (may be NULL),
+ * then forget those; the others stay tracked.  Returns how many were
+ * purged.  Used when only part of a link's traffic is dead (requests that
+ * came from a parent that forgot us).
+ */
+size_t rpctrack_purge_if (rpctrack_t *t, rpctrack_pred_f pred, void *pred_arg,
+                          rpctrack_purge_f fn, void *arg);
+
 size_t rpctrack_count (const rpctrack_t *t);
 
 #endif

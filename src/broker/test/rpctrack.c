@@ -1,5 +1,5 @@
 /* test/rpctrack.c - requests in flight on a link: add, match by route
- * stack and matchtag, streaming, duplicates, purge.
+ * stack and matchtag, streaming, duplicates, purge, selective purge.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -157,6 +157,77 @@ static void test_purge_and_duplicates (void **state)
     rpctrack_destroy (t);
 }
 
+/* Purge only what the predicate picks: requests that came from "0"
+ * through "1", not those of rank 1's own clients or of another child.
+ */
+static bool came_from_0 (const canopy_msg_t *r, void *arg)
+{
+    (*(int *)arg)++;
+    return canopy_msg_route_count (r) >= 2 && !strcmp (canopy_msg_route_at (r, 1), "0");
+}
+
+static void count_cb (const canopy_msg_t *r, void *arg)
+{
+    (*(int *)arg)++;
+}
+
+static void test_purge_if (void **state)
+{
+    const char *above[] = { "0:c1", "0", "1" };
+    const char *local[] = { "1:c2", "1" };
+    const char *sibling[] = { "3:c3", "3", "1" };
+    const char *via0[] = { "2:c4", "2", "0", "1" };   /* from rank 2, via 0 */
+    const char *via3[] = { "0:c5", "0", "3", "1" };   /* from rank 0's client, via 3 */
+    rpctrack_t *t = rpctrack_create ();
+    canopy_msg_t *a1 = req (1, above, 3, false);
+    canopy_msg_t *a2 = req (2, above, 3, true);
+    canopy_msg_t *l = req (1, local, 2, false);
+    canopy_msg_t *s = req (1, sibling, 3, false);
+    canopy_msg_t *v0 = req (5, via0, 4, false);
+    canopy_msg_t *v3 = req (5, via3, 4, false);
+    int asked = 0, called = 0;
+
+    assert_int_equal (rpctrack_purge_if (NULL, came_from_0, &asked, NULL, NULL), 0);
+    assert_int_equal (rpctrack_purge_if (t, came_from_0, &asked, NULL, NULL), 0);
+    assert_int_equal (asked, 0);                /* empty: not asked */
+    assert_int_equal (rpctrack_add (t, a1), 0);
+    assert_int_equal (rpctrack_add (t, a1), 0); /* a duplicate counts twice */
+    assert_int_equal (rpctrack_add (t, a2), 0);
+    assert_int_equal (rpctrack_add (t, l), 0);
+    assert_int_equal (rpctrack_add (t, s), 0);
+    assert_int_equal (rpctrack_add (t, v0), 0);
+    assert_int_equal (rpctrack_add (t, v3), 0);
+    assert_int_equal (rpctrack_count (t), 7);
+    assert_int_equal (rpctrack_purge_if (t, came_from_0, &asked, count_cb, &called), 4);
+    assert_int_equal (called, 4);
+    assert_int_equal (rpctrack_count (t), 3);
+    canopy_msg_t *y = rsp (v0, 0);
+    assert_false (rpctrack_match (t, y));
+    canopy_msg_decref (y);
+    y = rsp (v3, 0);
+    assert_true (rpctrack_match (t, y));
+    canopy_msg_decref (y);
+    /* the others still match their responses; the purged ones do not */
+    canopy_msg_t *x = rsp (a1, 0);
+    assert_false (rpctrack_match (t, x));
+    canopy_msg_decref (x);
+    x = rsp (l, 0);
+    assert_true (rpctrack_match (t, x));
+    canopy_msg_decref (x);
+    x = rsp (s, 0);
+    assert_true (rpctrack_match (t, x));
+    canopy_msg_decref (x);
+    assert_int_equal (rpctrack_count (t), 0);
+    assert_int_equal (rpctrack_purge_if (t, NULL, NULL, NULL, NULL), 0);
+    canopy_msg_decref (a1);
+    canopy_msg_decref (a2);
+    canopy_msg_decref (l);
+    canopy_msg_decref (s);
+    canopy_msg_decref (v0);
+    canopy_msg_decref (v3);
+    rpctrack_destroy (t);
+}
+
 /* Keys longer than the stack buffer (deep route stacks of long ids) take
  * the allocated path; stacks that differ only in where the '!' separators
  * fall, or in the tag, stay distinct.
@@ -207,6 +278,7 @@ int main (void)
         cmocka_unit_test (test_untracked),
         cmocka_unit_test (test_streaming),
         cmocka_unit_test (test_purge_and_duplicates),
+        cmocka_unit_test (test_purge_if),
         cmocka_unit_test (test_long_keys),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
