@@ -101,11 +101,12 @@ jq -s -r '
     "relay_bytes \(($r | map(.counters."relay-bytes") | add) / ($r | map(.counters."relays-sent") | add))"' "$TMP/all"
 
 # Under load every message costs more than in the loops above (caches,
-# context switches among a hundred threads, ZeroMQ's I/O threads).  A
-# kap-crowd fence of 16 participants per broker: the CPU of the brokers'
-# own threads (+ ZeroMQ I/O) and of their module threads from "connected"
-# to the end of the sync phase; calibrate.sh compares them with what the
-# model charges for the same run and scales the costs.
+# context switches among a hundred threads, ZeroMQ's I/O threads).
+# kap-crowd fences of 16 participants per broker, 8-byte and 1 KiB values:
+# the CPU of the brokers' own threads (+ ZeroMQ I/O), of their module
+# threads and of the client from "connected" to the end of the sync
+# phase; calibrate.sh compares them with what the model charges for the
+# same runs.
 tsnap () {
     for p in $pids; do
         for t in /proc/$p/task/*; do
@@ -116,14 +117,25 @@ tsnap () {
     done | awk '{ if ($1 ~ /^m:/) m += $2; else b += $2 }
                 END { printf "%.0f %.0f\n", b / 1e3, m / 1e3 }'
 }
-for i in 1 2 3; do
-    while read -r line; do
-        case "$line" in
-            *connected*) tsnap >"$TMP/l0" ;;
-            *"sync phase"*) tsnap >"$TMP/l1" ;;
-        esac
-    done < <($CROWD --progress -N $((size * 16)) -p 1024 -C 0 -n $((300 + i)) \
-                 2>&1 >/dev/null)
-    paste "$TMP/l0" "$TMP/l1" | awk '{ print $3 - $1, $4 - $2 }'
-done | sort -n | awk '{ b[NR] = $1; m[NR] = $2 }
-    END { print "load_broker_us", b[2]; print "load_module_us", m[2] }'
+# the client's CPU (kap-crowd reports it) from its progress line
+ccpu () {
+    echo "$1" | sed -n 's/.*client CPU \([0-9.]*\) ms.*/\1/p' | awk '{ printf "%.0f\n", $1 * 1000 }'
+}
+# loaded PREFIX V: the median of 3 fences of V-byte values
+loaded () {
+    for i in 1 2 3; do
+        while read -r line; do
+            case "$line" in
+                *connected*) tsnap >"$TMP/l0"; ccpu "$line" >"$TMP/c0" ;;
+                *"sync phase"*) tsnap >"$TMP/l1"; ccpu "$line" >"$TMP/c1" ;;
+            esac
+        done < <($CROWD --progress -N $((size * 16)) -p $2 -C 0 -n $((300 + $2 + i)) \
+                     2>&1 >/dev/null)
+        paste "$TMP/l0" "$TMP/l1" "$TMP/c0" "$TMP/c1" |
+            awk '{ print $3 - $1, $4 - $2, $6 - $5 }'
+    done | sort -n | awk -v p=$1 '{ b[NR] = $1; m[NR] = $2; c[NR] = $3 }
+        END { print p "_broker_us", b[2]; print p "_module_us", m[2];
+              print p "_client_us", c[2] }'
+}
+loaded load8 8
+loaded load 1024

@@ -41,6 +41,11 @@ static const struct field fields[] = {
     F (client_msg, 5.0),
     F (put, 20.0),
     F (put_byte, 0.03),
+    F (route_byte, 0.0),
+    F (kvs_byte, 0.0),
+    F (sync_broker, 1.0),
+    F (sync_module, 1.0),
+    F (sync_client, 1.0),
 };
 #undef F
 #define NFIELDS (sizeof (fields) / sizeof (fields[0]))

@@ -45,6 +45,20 @@ struct kap_costs {
     double client_msg;      /* a client's CPU per message sent or received */
     double put;             /* a client's CPU per kvs_put (write-back) */
     double put_byte;        /* ... and per byte of its value */
+    /* per byte of every message, on top of the above: what the loaded
+     * fences of 8 B and 1 KiB values differ by, beyond the model's other
+     * byte costs (broker: copies and forwarding; KVS: parsing, hashing,
+     * storing)
+     */
+    double route_byte;
+    double kvs_byte;
+    /* factors (not microseconds): what a message of the sync phase
+     * costs under load over what the loops measured, per thread kind
+     * (broker, module, client); 1 = no scaling.  Gets are not scaled.
+     */
+    double sync_broker;
+    double sync_module;
+    double sync_client;
     /* machine: cores shared by every thread of every broker and the
      * clients (0: every thread has its own core, as on a cluster)
      */

@@ -253,7 +253,7 @@ int main (int argc, char *argv[])
     if (mo.json_file) {
         json_t *doc = json_pack ("{s:i s:o s:i s:i s:s s:i s:{s:o s:o}"
                                  " s:{s:{s:f} s:{s:f} s:{s:f}}"
-                                 " s:{s:I s:I s:I s:I s:I s:I s:f s:f s:f s:f s:f}}",
+                                 " s:{s:I s:I s:I s:I s:I s:I s:f s:f s:f s:f s:f s:f s:f}}",
                                  "model", 1,
                                  "config", kap_config_json (&kc),
                                  "brokers", cfg.brokers,
@@ -275,7 +275,9 @@ int main (int argc, char *argv[])
                                    "cpu_broker_us", res.cpu_thread[0],
                                    "cpu_kvs_us", res.cpu_thread[1],
                                    "cpu_content_us", res.cpu_thread[2],
-                                   "cpu_client_us", res.cpu_thread[3]);
+                                   "cpu_client_us", res.cpu_thread[3],
+                                   "bytes_broker", res.bytes_thread[0],
+                                   "bytes_kvs", res.bytes_thread[1]);
         json_t *cj = kap_costs_to_json (&costs);
         if (!doc || !cj || json_object_set_new (doc, "costs", cj) < 0
             || json_dump_file (doc, mo.json_file, JSON_INDENT (2)) < 0)

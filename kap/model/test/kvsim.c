@@ -1,5 +1,6 @@
 /* test/kvsim.c - the tree model: exact latencies on a trivial tree,
- * determinism, relay and load counts, coalescing, priming, shared cores.
+ * determinism, relay and load counts, coalescing, priming, shared cores,
+ * the sync phase's load factors and byte costs.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,6 +34,7 @@ static void unit_costs (struct kap_costs *c)
     c->ack = 2;
     c->load_send = 3;
     c->load_serve = 4;
+    c->sync_broker = c->sync_module = c->sync_client = 1;
 }
 
 static void test_one_broker (void **state)
@@ -53,6 +55,39 @@ static void test_one_broker (void **state)
     assert_int_equal (r.relays, 0);
     assert_int_equal (r.loads, 0);
     assert_true (r.get.count == 1 && r.sync.count == 1);
+}
+
+/* The load factors scale the sync phase's messages, thread kind by
+ * thread kind, and the byte costs add to them; gets stay as charged.
+ */
+static void test_sync_scaling (void **state)
+{
+    struct kvsim_config cfg;
+    struct kap_costs c;
+    struct kvsim_result r;
+
+    kvsim_config_default (&cfg);
+    unit_costs (&c);
+    c.sync_broker = 2;
+    c.sync_module = 3;
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    /* client 7, ipc 10, route 1x2, fence 4x3, apply 56x3, route 1x2, ipc 10 */
+    assert_true (fabs (tstat_mean (&r.sync) - (7 + 10 + 2 + 12 + 168 + 2 + 10)) < 1e-9);
+    assert_true (fabs (tstat_mean (&r.get) - (7 + 10 + 1 + 11 + 1 + 10)) < 1e-9);
+    assert_true (r.bytes_thread[0] > 0 && r.bytes_thread[1] > 0);
+
+    double base = 7 + 10 + 2 + 12 + 168 + 2 + 10;
+    double bytes_broker = r.bytes_thread[0], bytes_kvs = r.bytes_thread[1];
+    c.route_byte = 0.5;
+    c.kvs_byte = 0.25;
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    /* at least the answer's 60 bytes are on the way; at most every byte */
+    assert_true (tstat_mean (&r.sync) >= base + 0.5 * 60 - 1e-9);
+    assert_true (tstat_mean (&r.sync) <= base + 0.5 * bytes_broker + 0.25 * bytes_kvs + 1e-9);
+    /* the get's own messages cost no more; it may queue behind the
+     * (now dearer) setroot event on the broker thread
+     */
+    assert_true (tstat_mean (&r.get) >= 7 + 10 + 1 + 11 + 1 + 10 - 1e-9);
 }
 
 static void test_deterministic (void **state)
@@ -212,6 +247,7 @@ int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_one_broker),
+        cmocka_unit_test (test_sync_scaling),
         cmocka_unit_test (test_deterministic),
         cmocka_unit_test (test_relays),
         cmocka_unit_test (test_loads),

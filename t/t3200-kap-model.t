@@ -1,0 +1,55 @@
+#!/bin/sh
+test_description='kap-model: the simulated tree, its costs, and the scripts
+that calibrate and validate it on this machine'
+
+. $(dirname $0)/sharness.sh
+
+MODEL=$SHARNESS_BUILD_DIRECTORY/kap/model/kap-model
+SCRIPTS=$SHARNESS_TEST_SRCDIR/../kap/model
+
+test_expect_success 'a bad costs file gets a sentence, not a run' '
+	echo "{\"nope\":1}" >bad.json &&
+	test_must_fail $MODEL --costs=bad.json 2>err &&
+	grep "unknown cost .nope." err &&
+	echo "{\"sync_broker\":-1}" >neg.json &&
+	test_must_fail $MODEL --costs=neg.json 2>err &&
+	grep "must be a number >= 0" err
+'
+test_expect_success 'a run reports both phases, the CPU by thread and the sync bytes' '
+	$MODEL --brokers=15 -N 240 -p 1024 -c 2 --cores=2 --clients=crowd \
+		--json=plain.json >out &&
+	jq -e ".metrics.sync.count == 240 and .metrics.get.count == 480" plain.json &&
+	jq -e ".counters.bytes_broker > 0 and .counters.bytes_kvs > 0" plain.json &&
+	jq -e ".costs.sync_broker == 1 and .costs.kvs_byte == 0" plain.json
+'
+test_expect_success 'load factors and byte costs slow the sync phase' '
+	echo "{\"sync_broker\":2,\"sync_module\":2,\"sync_client\":2}" >f.json &&
+	$MODEL --brokers=15 -N 240 -p 1024 --cores=0 --costs=f.json --json=f.out &&
+	$MODEL --brokers=15 -N 240 -p 1024 --cores=0 --json=one.out &&
+	jq -n -e --slurpfile a f.out --slurpfile b one.out \
+		"\$a[0].metrics.sync.mean_us > 1.5 * \$b[0].metrics.sync.mean_us" &&
+	echo "{\"route_byte\":0.01,\"kvs_byte\":0.03}" >b.json &&
+	$MODEL --brokers=15 -N 240 -p 1024 --cores=0 --costs=b.json --json=b.out &&
+	jq -n -e --slurpfile a b.out --slurpfile b one.out \
+		"\$a[0].metrics.sync.mean_us > \$b[0].metrics.sync.mean_us"
+'
+test_expect_success 'calibrate.sh measures every cost, the load factors and byte costs' '
+	$SCRIPTS/calibrate.sh -q -b $SHARNESS_BUILD_DIRECTORY -o costs.json >/dev/null 2>cal.err &&
+	for k in route lookup fence_req apply sync_broker sync_module sync_client \
+		route_byte kvs_byte; do
+		jq -e ".$k >= 0" costs.json || return 1
+	done &&
+	jq -e ".sync_broker >= 1 and .sync_module >= 1 and .sync_client >= 1" costs.json &&
+	grep "^load8_broker_us [0-9]" costs.raw &&
+	grep "^load_client_us [0-9]" costs.raw &&
+	jq -r ._load_scale costs.json | grep "loaded 8-byte fence" &&
+	$MODEL --costs=costs.json --brokers=3 -N 12 >/dev/null
+'
+test_expect_success 'validate.sh puts measured runs beside the model' '
+	$SCRIPTS/validate.sh -b $SHARNESS_BUILD_DIRECTORY -c costs.json -s 4 -r 1 \
+		-o val >val.out 2>&1 &&
+	test $(wc -l <val/validate.tsv) -eq 5 &&
+	grep "^4	64	consumer	get" val/validate.tsv &&
+	grep "predictions within 25%" val.out
+'
+test_done
