@@ -931,8 +931,11 @@ static void router_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, vo
         if (!msg) {
             if (errno == EAGAIN || errno == ETERM)
                 break;
-            broker_log (b, LOG_WARNING, "dropped malformed message from a child: %s",
-                        strerror (errno));
+            if (errno == ENOTCONN)  /* a replaced connection's leftovers */
+                broker_log (b, LOG_DEBUG, "dropped a message from a child's old connection");
+            else
+                broker_log (b, LOG_WARNING, "dropped malformed message from a child: %s",
+                            strerror (errno));
             free (sender);
             continue;
         }

@@ -394,6 +394,10 @@ canopy_msg_t *canopy_msg_recvzsock_from (void *sock, char **sender, bool nonbloc
     int first = 0;
     if (sender) {
         size_t idlen = zmq_msg_size (&frames[0]);
+        if (idlen > 0 && *(const uint8_t *)zmq_msg_data (&frames[0]) == 0) {
+            errnum = ENOTCONN;  /* an identity ZeroMQ made up */
+            goto error;
+        }
         if (n < 2 || !valid_text (zmq_msg_data (&frames[0]), idlen,
                                   CANOPY_MSG_MAX_ROUTE_LEN))
             goto error;

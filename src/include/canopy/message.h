@@ -156,6 +156,10 @@ canopy_msg_t *canopy_msg_recvzsock (void *sock);
 /* ROUTER sockets: 'dest' (if non-NULL) is sent first to select the peer;
  * 'sender' (if non-NULL) receives the peer identity that ZeroMQ prepends
  * (caller frees).  nonblock: EAGAIN if nothing can be sent/received now.
+ * A message whose sender identity ZeroMQ generated (it starts with a zero
+ * byte: a peer that set none, or what was left queued on a connection
+ * that ROUTER_HANDOVER gave to a newer one) is consumed and refused with
+ * ENOTCONN; other malformed messages with EPROTO.
  */
 int canopy_msg_sendzsock_to (void *sock,
                              const char *dest,

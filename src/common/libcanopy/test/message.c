@@ -252,6 +252,43 @@ static void test_zmq_roundtrip (void **state)
     zmq_ctx_term (ctx);
 }
 
+/* A ROUTER names a peer that set no identity with one ZeroMQ makes up
+ * (a zero byte, then a number), as it renames a connection that
+ * ROUTER_HANDOVER replaced: refused with ENOTCONN, not taken for a peer.
+ */
+static void test_zmq_generated_identity (void **state)
+{
+    void *ctx = zmq_ctx_new ();
+    void *r = zmq_socket (ctx, ZMQ_ROUTER);
+    void *anon = zmq_socket (ctx, ZMQ_DEALER);
+    void *named = zmq_socket (ctx, ZMQ_DEALER);
+    char *sender = NULL;
+
+    assert_int_equal (zmq_bind (r, "inproc://gen"), 0);
+    assert_int_equal (zmq_setsockopt (named, ZMQ_ROUTING_ID, "7", 1), 0);
+    assert_int_equal (zmq_connect (anon, "inproc://gen"), 0);
+    assert_int_equal (zmq_connect (named, "inproc://gen"), 0);
+
+    canopy_msg_t *msg = sample ();
+    assert_int_equal (canopy_msg_sendzsock (anon, msg), 0);
+    assert_null (canopy_msg_recvzsock_from (r, &sender, false));
+    assert_int_equal (errno, ENOTCONN);
+    assert_null (sender);
+    /* the whole message was consumed: the next one is read whole */
+    assert_int_equal (canopy_msg_sendzsock (named, msg), 0);
+    canopy_msg_t *m = canopy_msg_recvzsock_from (r, &sender, false);
+    check_sample (m);
+    assert_string_equal (sender, "7");
+    canopy_msg_decref (m);
+    free (sender);
+
+    canopy_msg_decref (msg);
+    zmq_close (anon);
+    zmq_close (named);
+    zmq_close (r);
+    zmq_ctx_term (ctx);
+}
+
 /* Regression: a nonblocking send on a socket without a dest frame (a
  * DEALER) must not block when no peer can take the message.
  */
@@ -326,6 +363,7 @@ int main (void)
         cmocka_unit_test (test_flat_roundtrip),
         cmocka_unit_test (test_random_garbage),
         cmocka_unit_test (test_zmq_roundtrip),
+        cmocka_unit_test (test_zmq_generated_identity),
         cmocka_unit_test (test_zmq_nonblock),
         cmocka_unit_test (test_match),
         cmocka_unit_test (test_copy),
