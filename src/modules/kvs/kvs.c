@@ -28,7 +28,7 @@
  *   cache-age=SEC       drop objects unused that long (default 60)
  *   hdir-threshold=N    a directory with more entries is hashed (default 128)
  *   prime-max=BYTES     setroot carries new directories up to this size
- *                       (default 4096; 0: none)
+ *                       (default 8192; 0: none)
  *   prime-budget=BYTES  ... and up to this many bytes in all (default 64 KiB)
  * Broker attribute kvs.guest-access=none|read|own: what users other than
  * the instance owner may do (access.h; default none).
@@ -564,7 +564,8 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
     ctx->limits.max_txn_ops = 1000000;
     ctx->limits.fence_timeout = 0;
     ctx->limits.hdir_threshold = 128;
-    ctx->limits.prime_max = 4096;
+    ctx->limits.prime_max = 8192;  /* a full plain directory (hdir-threshold
+                                    * entries) or hdir bucket: ~5-7 KiB */
     ctx->limits.prime_budget = 64 * 1024;
     ctx->limits.prime_values = 8 * 1024 * 1024;    /* for the instance */
     ctx->limits.relay_max = CANOPY_MSG_SIZE_MAX;
