@@ -146,7 +146,10 @@ int main (int argc, char *argv[])
         if (zmq_poll (items, 2, 20) < 0)
             break;
         if (items[0].revents & ZMQ_POLLIN) {
-            canopy_msg_t *in = canopy_msg_recvzsock (s);
+            /* nonblocking: a pipe that dies between the poll and the
+             * receive takes its message with it
+             */
+            canopy_msg_t *in = canopy_msg_recvzsock_from (s, NULL, true);
             if (in) {
                 const char *topic = canopy_msg_get_topic (in);
                 printf ("received %s %s\n", canopy_msg_typestr (canopy_msg_get_type (in)),
