@@ -738,8 +738,7 @@ static double job_cost (struct sim *s, struct server *sv, struct msg *m)
         cost += s->c->route_byte * bytes;
     else if (sv->thread == TH_KVS)
         cost += s->c->kvs_byte * bytes;
-    if (sv->thread < 4)
-        s->res->bytes_thread[sv->thread] += bytes;
+    s->res->bytes_thread[sv->thread] += bytes;
     return cost;
 }
 

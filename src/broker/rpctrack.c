@@ -71,8 +71,7 @@ static char *make_key (const canopy_msg_t *msg, char *buf)
 {
     uint32_t tag = 0;
     int n;
-    size_t len, nlen;
-    char num[DECIMAL_U32_MAX];
+    size_t len;
     char *key, *p;
 
     if (canopy_msg_get_matchtag (msg, &tag) < 0)
@@ -80,8 +79,7 @@ static char *make_key (const canopy_msg_t *msg, char *buf)
     n = canopy_msg_route_count (msg);
     if (n < 0)
         return NULL;
-    nlen = decimal_u32 (num, tag);
-    len = nlen + 2;
+    len = decimal_u32_len (tag) + 2;
     for (int i = n - 1; i >= 0; i--)
         len += strlen (canopy_msg_route_at (msg, i)) + 1;
     if (len <= KEYBUF)
@@ -90,7 +88,7 @@ static char *make_key (const canopy_msg_t *msg, char *buf)
         errno = ENOMEM;
         return NULL;
     }
-    p = key + decimal_u32 (key, tag);   /* nlen digits, as counted above */
+    p = key + decimal_u32 (key, tag);   /* as many digits as counted above */
     *p++ = '|';
     /* bottom (the original sender) first, as canopy_msg_route_string */
     for (int i = n - 1; i >= 0; i--) {

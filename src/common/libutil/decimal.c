@@ -3,6 +3,16 @@
  */
 #include "decimal.h"
 
+size_t decimal_u32_len (uint32_t v)
+{
+    size_t n = 1;
+    while (v >= 10) {
+        v /= 10;
+        n++;
+    }
+    return n;
+}
+
 size_t decimal_u32 (char *buf, uint32_t v)
 {
     char tmp[10];

@@ -17,4 +17,9 @@ enum { DECIMAL_U32_MAX = 11 };  /* "4294967295" and its NUL */
  */
 size_t decimal_u32 (char *buf, uint32_t v);
 
+/* The number of digits decimal_u32 would write for v (1 to 10), for
+ * callers that size a buffer before writing into it.
+ */
+size_t decimal_u32_len (uint32_t v);
+
 #endif

@@ -855,7 +855,8 @@ static canopy_future_t *publish_setroot (struct kvs_ctx *ctx, json_t *names, jso
             f = canopy_event_publish_raw (ctx->h, "kvs.setroot", CANOPY_MSGFLAG_RAW,
                                            buf, len);
             free (buf);
-            ctx->stats.primed_values += blobtab_count (vals);
+            if (f)
+                ctx->stats.primed_values += blobtab_count (vals);
         }
         json_decref (one);
     }

@@ -13,7 +13,9 @@
  *   kvs.dropcache, kvs.stats, kvs.disconnect
  *   event kvs.setroot {version, rootref, names, errors, stamp, objs}
  *                                  objs: small new directories, cached by
- *                                  every broker on arrival (priming)
+ *                                  every broker on arrival (priming); after
+ *                                  a collective fence a kvs_frame whose
+ *                                  blobs are its new small values
  *
  * Rank 0 owns the root and applies transactions (apply.c); every broker
  * caches objects (objcache.c), merges fence contributions on their way up
@@ -30,6 +32,9 @@
  *   prime-max=BYTES     setroot carries new directories up to this size
  *                       (default 8192; 0: none)
  *   prime-budget=BYTES  ... and up to this many bytes in all (default 64 KiB)
+ *   prime-values=BYTES  new values (each up to prime-max) a collective
+ *                       fence's setroot carries, for the whole instance:
+ *                       divided by the number of brokers (default 8 MiB)
  * Broker attribute kvs.guest-access=none|read|own: what users other than
  * the instance owner may do (access.h; default none).
  *   checkpoint-period=SEC  rank 0 checkpoints the root this often when it

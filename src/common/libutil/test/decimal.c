@@ -1,4 +1,4 @@
-/* test/decimal.c - decimal_u32 against snprintf, at the edges and on
+/* test/decimal.c - decimal_u32 and decimal_u32_len against snprintf, at the edges and on
  * random values.
  */
 #include <stdarg.h>
@@ -18,6 +18,7 @@ static void check (uint32_t v)
     snprintf (want, sizeof (want), "%u", v);
     assert_string_equal (got, want);
     assert_int_equal (n, strlen (want));
+    assert_int_equal (decimal_u32_len (v), n);
 }
 
 static void test_edges (void **state)
