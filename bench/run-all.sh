@@ -46,4 +46,11 @@ echo
 echo "=== MPI start-up and PMI barrier (bench-run.sh)"
 sh "$here/bench-run.sh" "$CANOPY_BUILD_DIR" "$((rounds + 2))"
 echo
+echo "=== JSON decoding beside jansson (json-bench)"
+if test "$rounds" = 1; then
+    "$CANOPY_BUILD_DIR/bench/json-bench" -r 3 -n 200
+else
+    "$CANOPY_BUILD_DIR/bench/json-bench"
+fi
+echo
 echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min) at end"

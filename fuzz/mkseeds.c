@@ -275,6 +275,14 @@ int main (int argc, char *argv[])
     put_str ("kvs_lookup_wire", "dup", "{\"key\":\"a\",\"key\":\"b\"}");
     put_str ("kvs_lookup_wire", "real-flags", "{\"key\":\"a\",\"flags\":1.5}");
 
+    put_str ("json_fast", "dir", "{\"data\":{\"p0\":{\"data\":\"AAAAAAAAAAA=\","
+             "\"type\":\"val\",\"ver\":1}},\"type\":\"dir\",\"ver\":1}");
+    put_str ("json_fast", "numbers", "[0,-0,1.5,-2e-3,1E+2,9223372036854775807,1e400]");
+    put_str ("json_fast", "literals", " [true , false,null,{},[]] ");
+    put_str ("json_fast", "escapes", "{\"a\\nb\":\"\\u00e9\",\"a\":1}");
+    put_str ("json_fast", "scalar", "\"s\"");
+    put_str ("json_fast", "utf8", "[\"caf\xc3\xa9\"]");
+
     put_str ("blobref", "valid", ref1);
     char upper[BLOBREF_MAX];
     strcpy (upper, ref2);

@@ -14,6 +14,7 @@
 #include <fnmatch.h>
 #include <canopy/message.h>
 #include "message_private.h"
+#include "json_fast.h"
 
 bool msg_type_valid (int type)
 {
@@ -325,10 +326,10 @@ int canopy_msg_get_json (const canopy_msg_t *msg, json_t **o)
             errno = EPROTO;
             return -1;
         }
-        if (!(m->json = json_loadb (msg->payload,
-                                    msg->payload_size,
-                                    JSON_DECODE_ANY,
-                                    &jerr))) {
+        if (!(m->json = json_fast_loadb (msg->payload,
+                                         msg->payload_size,
+                                         JSON_DECODE_ANY,
+                                         &jerr))) {
             errno = EPROTO;
             return -1;
         }

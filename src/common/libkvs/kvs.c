@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <canopy/canopy.h>
+#include "src/common/libcanopy/json_fast.h"
 #include "src/common/libutil/blobref.h"
 #include "treeobj.h"
 #include "kvs_path.h"
@@ -331,7 +332,7 @@ static json_t *bytes_to_json (const void *data, size_t len)
     json_t *o;
     if (len == 0)
         return json_string ("");
-    if ((o = json_loadb (data, len, JSON_DECODE_ANY, NULL)))
+    if ((o = json_fast_loadb (data, len, JSON_DECODE_ANY, NULL)))
         return o;
     if (memchr (data, '\0', len) || !(o = json_stringn (data, len))) {
         errno = EPROTO;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <errno.h>
 #include <stdint.h>
+#include "src/common/libcanopy/json_fast.h"
 #include "src/common/libutil/errprintf.h"
 #include "src/common/libutil/blobref.h"
 #include "kvs_frame.h"
@@ -106,7 +107,7 @@ int kvs_frame_header (const void *buf, size_t len, const char *what,
         errno = EPROTO;
         return errprintf (error, "%s header length is wrong", what);
     }
-    if (!(hdr = json_loadb ((const char *)p + 4, hlen, 0, NULL))
+    if (!(hdr = json_fast_loadb ((const char *)p + 4, hlen, 0, NULL))
         || json_unpack (hdr, "{s:o s:o}", "fences", &fences, "blobs", &table) < 0
         || !json_is_array (fences) || !json_is_array (table)) {
         json_decref (hdr);

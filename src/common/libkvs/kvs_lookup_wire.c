@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <jansson.h>
 #include "src/common/libcanopy/json_check.h"
+#include "src/common/libcanopy/json_fast.h"
 #include "kvs_lookup_wire.h"
 
 static bool plain (const char *s)
@@ -164,7 +165,7 @@ int kvs_lookup_wire_decode (const char *s, size_t len,
         }
         return 0;
     }
-    if (!(o = json_loadb (s, len, JSON_DECODE_ANY, &jerr)))
+    if (!(o = json_fast_loadb (s, len, JSON_DECODE_ANY, &jerr)))
         goto proto;
     if (json_unpack (o, "{s:s s?i}", "key", &key, "flags", &f) < 0) {
         json_decref (o);

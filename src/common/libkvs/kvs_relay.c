@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <canopy/message.h>
+#include "src/common/libcanopy/json_fast.h"
 #include "src/common/libutil/errprintf.h"
 #include "src/common/libutil/blobref.h"
 #include "kvs_frame.h"
@@ -116,7 +117,7 @@ json_t *kvs_opsbuf_parse (const struct kvs_opsbuf *ob)
     memcpy (s + 1, ob->data, ob->len);
     s[ob->len + 1] = ']';
     s[ob->len + 2] = '\0';
-    ops = json_loadb (s, ob->len + 2, 0, NULL);
+    ops = json_fast_loadb (s, ob->len + 2, 0, NULL);
     free (s);
     if (!ops || !json_is_array (ops)
         || json_array_size (ops) != (size_t)ob->nops) {

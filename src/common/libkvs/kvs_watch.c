@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <canopy/canopy.h>
+#include "src/common/libcanopy/json_fast.h"
 #include "src/common/libutil/base64.h"
 #include "kvs_path.h"
 #include "kvs_private.h"
@@ -135,7 +136,7 @@ int kvs_watch_get (canopy_future_t *f, json_t **valp)
     }
     if (len == 0)
         o = json_string ("");
-    else if (!(o = json_loadb (data, len, JSON_DECODE_ANY, NULL))
+    else if (!(o = json_fast_loadb (data, len, JSON_DECODE_ANY, NULL))
              && !(o = json_stringn (data, len))) {
         errno = EPROTO;
         return -1;

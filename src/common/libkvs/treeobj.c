@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "src/common/libcanopy/json_fast.h"
 #include "src/common/libutil/blobref.h"
 #include "src/common/libutil/base64.h"
 #include "treeobj.h"
@@ -705,7 +706,7 @@ json_t *treeobj_decode (const void *buf, size_t len)
         errno = EINVAL;
         return NULL;
     }
-    if (!(o = json_loadb (buf, len, 0, NULL))) {
+    if (!(o = json_fast_loadb (buf, len, 0, NULL))) {
         errno = EPROTO;
         return NULL;
     }
