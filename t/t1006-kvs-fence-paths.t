@@ -26,6 +26,20 @@ test_expect_success 'the setroot event primed the caches of other brokers' '
 	test $(counter 7 primed) -gt 0 &&
 	test $(counter 0 primed) -gt 0
 '
+encoded () {	# RANK
+	canopy kvs --rank $1 stats | jq ".cache.encoded"
+}
+test_expect_success 'primed directories wait encoded until a lookup needs one' '
+	test $(encoded 6) -gt 0 &&
+	test $(encoded 0) = 0
+'
+test_expect_success 'a get decodes the primed directories on its path' '
+	before=$(encoded 6) &&
+	test "$(canopy kvs --rank 6 get -r kap.1.0.0.9 | wc -c)" = 100 &&
+	after=$(encoded 6) &&
+	echo "encoded: $before -> $after" &&
+	test $after -lt $before
+'
 # Without priming, the get loads root, kap, kap.1, kap.1.0, kap.1.0.0 and
 # the value's blob; with priming at most the 64-entry directory (7 KiB,
 # under kvs.prime-max but maybe over what is left of kvs.prime-budget) is

@@ -745,17 +745,18 @@ static void round_continue (struct round *rd)
 
 /* The new directories to carry in the setroot event: each at most
  * kvs.prime-max bytes, kvs.prime-budget in all, nearest the root first
- * (unroll stores children before parents, so walk backwards).  Each is
- * [ref, size, object].  It spares every broker the chain of loads down
- * the path its next lookup takes, but every broker parses the event, so
- * it is only done after a collective fence (nprocs > 1): the pattern
- * where many brokers read the new version at once (PMI, KAP).  A stream
- * of single commits does not pay for it.
+ * (unroll stores children before parents, so walk backwards), as their
+ * encoded blobs.  It spares every broker the chain of loads down the path
+ * its next lookup takes; a broker decodes only those it reads (objcache
+ * keeps them encoded until then).  It is only done after a collective
+ * fence (nprocs > 1): the pattern where many brokers read the new version
+ * at once (PMI, KAP).  A stream of single commits does not pay for it.
+ * Returns a table (maybe empty), or NULL with ENOMEM.
  */
-static json_t *prime_objects (struct round *rd)
+static blobtab_t *prime_objects (struct round *rd)
 {
     struct kvs_ctx *ctx = rd->a->ctx;
-    json_t *objs = json_array ();
+    blobtab_t *dirs = blobtab_create ();
     size_t budget = ctx->limits.prime_budget;
     bool collective = false;
 
@@ -763,20 +764,21 @@ static json_t *prime_objects (struct round *rd)
         if (!rd->failed[i] && rd->fences[i]->nprocs > 1)
             collective = true;
     }
-    if (!objs || ctx->limits.prime_max == 0 || !collective)
-        return objs;
+    if (!dirs || ctx->limits.prime_max == 0 || !collective)
+        return dirs;
     for (int i = rd->nnewdirs - 1; i >= 0; i--) {
         struct newdir *nd = &rd->newdirs[i];
-        if (nd->size > (size_t)ctx->limits.prime_max || nd->size > budget)
+        const void *data;
+        size_t len;
+        if (nd->size > (size_t)ctx->limits.prime_max || nd->size > budget
+            || blobtab_get (rd->store, nd->ref, &data, &len) < 0)
             continue;
-        if (json_array_append_new (objs, json_pack ("[s,I,O]", nd->ref,
-                                                    (json_int_t)nd->size,
-                                                    nd->dir)) < 0)
+        if (blobtab_add (dirs, nd->ref, data, len, NULL, 0) < 0)
             break;
         budget -= nd->size;
     }
-    ctx->stats.primed += json_array_size (objs);
-    return objs;
+    ctx->stats.primed += blobtab_count (dirs);
+    return dirs;
 }
 
 /* The new values to carry in the setroot event of a collective fence
@@ -830,37 +832,41 @@ static blobtab_t *prime_values (struct round *rd)
     return vals;
 }
 
-/* Publish kvs.setroot: JSON, or, with values to carry, a kvs_frame whose
- * header "fences" is [the same JSON object] and whose blobs are the
- * values (setroot_cb in kvs.c reads both).
+/* Publish kvs.setroot: JSON, or, with directories or values to carry, a
+ * kvs_frame whose header "fences" is [the same JSON object, with "ndirs"]
+ * and whose blobs are the ndirs directories, then the values (setroot_cb
+ * in kvs.c reads both).
  */
-static canopy_future_t *publish_setroot (struct kvs_ctx *ctx, json_t *names, json_t *objs,
-                                         blobtab_t *vals)
+static canopy_future_t *publish_setroot (struct kvs_ctx *ctx, json_t *names,
+                                         blobtab_t *dirs, blobtab_t *vals)
 {
-    json_t *o = json_pack ("{s:i s:s s:O s:[] s:f s:O}",
+    int ndirs = blobtab_count (dirs);
+    json_t *o = json_pack ("{s:i s:s s:O s:[] s:f}",
                            "version", ctx->version, "rootref", ctx->rootref,
-                           "names", names, "errors", "stamp", monotime (),
-                           "objs", objs);
+                           "names", names, "errors", "stamp", monotime ());
     canopy_future_t *f = NULL;
 
     if (!o) {
         errno = ENOMEM;
         return NULL;
     }
-    if (vals) {
+    if (ndirs > 0 || vals) {
         json_t *one = json_pack ("[O]", o);
         void *buf;
         size_t len;
-        if (one && kvs_frame_encode (one, vals, NULL, 0, SIZE_MAX, &buf, &len) == 0) {
+        if (one && json_object_set_new (json_array_get (one, 0), "ndirs",
+                                        json_integer (ndirs)) == 0
+            && (!vals || blobtab_merge (dirs, vals) == 0)
+            && kvs_frame_encode (one, dirs, NULL, 0, SIZE_MAX, &buf, &len) == 0) {
             f = canopy_event_publish_raw (ctx->h, "kvs.setroot", CANOPY_MSGFLAG_RAW,
                                            buf, len);
             free (buf);
             if (f)
-                ctx->stats.primed_values += blobtab_count (vals);
+                ctx->stats.primed_values += blobtab_count (dirs) - ndirs;
         }
         json_decref (one);
     }
-    if (!f) {       /* no values, or they could not be framed: plain JSON */
+    if (!f) {       /* nothing to carry, or it could not be framed: plain JSON */
         char *s = json_dumps (o, JSON_COMPACT);
         if (s)
             f = canopy_event_publish (ctx->h, "kvs.setroot", 0, s);
@@ -901,16 +907,16 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
      * again later (fence_timer), and answered then, here too.
      */
     if (any) {
-        json_t *objs = names_ok ? prime_objects (rd) : NULL;
+        blobtab_t *dirs = names_ok ? prime_objects (rd) : NULL;
         canopy_future_t *f = NULL;
-        if (names_ok && objs) {
+        if (names_ok && dirs) {
             blobtab_t *vals = prime_values (rd);
-            f = publish_setroot (ctx, names, objs, vals);
+            f = publish_setroot (ctx, names, dirs, vals);
             blobtab_destroy (vals);
         }
         else
             errno = ENOMEM;
-        json_decref (objs);
+        blobtab_destroy (dirs);
         if (!f) {
             for (int i = 0; i < rd->nfences; i++) {
                 if (!errnum && !rd->failed[i])

@@ -11,11 +11,13 @@
  *   kvs.wait-version {version}     answered once version is reached
  *   kvs.watch / kvs.unwatch        streaming watch (watch.c)
  *   kvs.dropcache, kvs.stats, kvs.disconnect
- *   event kvs.setroot {version, rootref, names, errors, stamp, objs}
- *                                  objs: small new directories, cached by
- *                                  every broker on arrival (priming); after
- *                                  a collective fence a kvs_frame whose
- *                                  blobs are its new small values
+ *   event kvs.setroot {version, rootref, names, errors, stamp[, ndirs]}
+ *                                  after a collective fence a kvs_frame
+ *                                  whose blobs are ndirs small new
+ *                                  directories (cached encoded by every
+ *                                  broker on arrival and decoded when a
+ *                                  lookup needs one: priming), then its
+ *                                  new small values
  *
  * Rank 0 owns the root and applies transactions (apply.c); every broker
  * caches objects (objcache.c), merges fence contributions on their way up
@@ -104,41 +106,31 @@ void kvs_root_update (struct kvs_ctx *ctx, int version, const char *rootref)
     watch_setroot (ctx->watches);
 }
 
-/* Directories rank 0 sent along with a new root ([ref, size, obj] each):
- * cache them, as if loaded, unless malformed.
+/* The blobs a setroot frame carries (after a collective fence) go into
+ * the object cache, so the gets that follow do not fault them in: first
+ * 'ndirs' directories, kept encoded until a lookup asks for one (most
+ * brokers read only some of them), then values.  They come from rank 0,
+ * which computed their refs: not hashed again.  Each is copied once, from
+ * the event into the cache; one that does not fit is faulted in later.
  */
-static void prime_cache (struct kvs_ctx *ctx, json_t *objs)
-{
-    size_t i;
-    json_t *v;
+struct prime {
+    struct kvs_ctx *ctx;
+    int ndirs;
+    int index;
+};
 
-    json_array_foreach (objs, i, v) {
-        const char *ref;
-        json_int_t size;
-        json_t *obj;
-        if (json_unpack (v, "[s,I,o]", &ref, &size, &obj) < 0 || size < 0
-            || blobref_validate (ref) < 0
-            || !(treeobj_is_dir (obj) || treeobj_is_hdir (obj))
-            || treeobj_validate (obj) < 0)
-            continue;
-        if (objcache_get_dir (ctx->cache, ref))
-            continue;
-        if (objcache_put_dir (ctx->cache, ref, obj, (size_t)size) == 0)
+static int prime_blob (const char *ref, const void *data, size_t len, void *arg)
+{
+    struct prime *p = arg;
+    struct kvs_ctx *ctx = p->ctx;
+
+    if (p->index++ < p->ndirs) {
+        if (len > 0 && objcache_put_dir_encoded (ctx->cache, ref, data, len) == 0)
             ctx->stats.primed++;
     }
-}
-
-/* The values a setroot frame carries (after a collective fence) go into
- * the object cache, so the gets that follow do not fault them in.  They
- * come from rank 0, which computed their refs: not hashed again.  Each is
- * copied once, from the event into the cache.
- */
-static int prime_value (const char *ref, const void *data, size_t len, void *arg)
-{
-    struct kvs_ctx *ctx = arg;
-    if (objcache_put_raw (ctx->cache, ref, data, len) == 0)
+    else if (objcache_put_raw (ctx->cache, ref, data, len) == 0)
         ctx->stats.primed_values++;
-    return 0;       /* a value that does not fit is faulted in later */
+    return 0;
 }
 
 /* kvs.setroot is JSON, or a kvs_frame (apply.c: publish_setroot) whose
@@ -150,8 +142,9 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
     struct kvs_ctx *ctx = arg;
     int version;
     const char *rootref;
-    json_t *names = NULL, *errors = NULL, *objs = NULL;
+    json_t *names = NULL, *errors = NULL;
     json_t *hdr = NULL, *fences, *table = NULL, *o = NULL;
+    int ndirs = 0;
     const void *buf = NULL;
     size_t len = 0, off = 0;
     double stamp = 0;
@@ -168,10 +161,10 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
     }
     else if (canopy_msg_get_json (msg, &o) < 0)
         goto malformed;
-    if (json_unpack (o, "{s:i s:s s?o s?o s?F s?o}", "version", &version,
+    if (json_unpack (o, "{s:i s:s s?o s?o s?F s?i}", "version", &version,
                      "rootref", &rootref, "names", &names,
-                     "errors", &errors, "stamp", &stamp, "objs", &objs) < 0
-        || blobref_validate (rootref) < 0)
+                     "errors", &errors, "stamp", &stamp, "ndirs", &ndirs) < 0
+        || blobref_validate (rootref) < 0 || ndirs < 0)
         goto malformed;
     ctx->stats.setroots++;
     if (stamp > 0 && now >= stamp)
@@ -182,12 +175,11 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
      * afterwards costs them nothing and does not delay the answers
      */
     fence_setroot (ctx->fences, names, errors, ctx->version, ctx->rootref);
-    if (ctx->rank > 0 && json_is_array (objs))
-        prime_cache (ctx, objs);
     if (ctx->rank > 0 && table && json_array_size (table) > 0) {
         canopy_error_t error;
+        struct prime p = { .ctx = ctx, .ndirs = ndirs, .index = 0 };
         if (kvs_frame_foreach_blob (buf, len, off, table, false, "setroot",
-                                    prime_value, ctx, &error) < 0)
+                                    prime_blob, &p, &error) < 0)
             canopy_log (h, LOG_ERR, "kvs.setroot: %s", error.text);
     }
     tstat_push (&ctx->timing.setroot_handle, (thread_cputime () - t0) * 1e6);
@@ -443,7 +435,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
     int pending = ctx->nlookups + fs.waiters + ctx->nversion_waiters
                   + (applier_busy (ctx->applier) ? 1 : 0);
     canopy_respond_pack (h, msg,
-        "{s:i s:i s:s s:{s:I s:I s:I s:I} s:{s:i s:i s:i} s:i s:i s:i s:i"
+        "{s:i s:i s:s s:{s:I s:I s:I s:I s:I} s:{s:i s:i s:i} s:i s:i s:i s:i"
         " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
         " s:{s:o s:o s:o s:o s:o s:o s:o} s:o}",
         "rank", (int)ctx->rank,
@@ -451,6 +443,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
         "rootref", ctx->rootref,
         "cache", "count", (json_int_t)cs.count, "bytes", (json_int_t)cs.bytes,
                  "pending", (json_int_t)cs.pending, "waiters", (json_int_t)cs.waiters,
+                 "encoded", (json_int_t)cs.encoded,
         "fences", "open", fs.open, "waiters", fs.waiters, "ready", fs.ready,
         "lookups", ctx->nlookups,
         "watchers", watch_count (ctx->watches),

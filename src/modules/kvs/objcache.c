@@ -1,4 +1,9 @@
-/* objcache.c - see objcache.h */
+/* objcache.c - see objcache.h
+ *
+ * A dir entry holds either its json_t (dir) or, until first asked for,
+ * its encoded bytes (data, from objcache_put_dir_encoded): never both.
+ * c->encoded counts the entries in the second state.
+ */
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
@@ -7,6 +12,7 @@
 #include "src/common/libutil/list.h"
 #include "src/common/libutil/monotime.h"
 #include "src/common/libutil/blobref.h"
+#include "src/common/libkvs/treeobj.h"
 #include "objcache.h"
 
 struct waiter {
@@ -35,6 +41,7 @@ struct objcache {
     double max_age;
     size_t pending;
     size_t nwaiters;
+    size_t encoded;
 };
 
 static void entry_free (void *arg)
@@ -96,10 +103,33 @@ static struct entry *get_valid (objcache_t *c, enum objtype type, const char *re
     return e;
 }
 
+static void drop (objcache_t *c, struct entry *e);
+
+/* Decode an encoded dir entry in place; one that is not a dir or hdir is
+ * dropped (the caller then loads it as if it had never been cached).
+ */
+static bool decode_dir (objcache_t *c, struct entry *e)
+{
+    json_t *dir = treeobj_decode (e->data, e->len);
+
+    if (!dir || (!treeobj_is_dir (dir) && !treeobj_is_hdir (dir))) {
+        json_decref (dir);
+        drop (c, e);
+        return false;
+    }
+    e->dir = dir;
+    free (e->data);
+    e->data = NULL;
+    c->encoded--;
+    return true;
+}
+
 json_t *objcache_get_dir (objcache_t *c, const char *ref)
 {
     struct entry *e = get_valid (c, OBJ_DIR, ref);
-    return e ? e->dir : NULL;
+    if (!e || (!e->dir && !decode_dir (c, e)))
+        return NULL;
+    return e->dir;
 }
 
 int objcache_get_raw (objcache_t *c, const char *ref, const void **data, size_t *len)
@@ -166,6 +196,32 @@ int objcache_put_dir (objcache_t *c, const char *ref, json_t *dir, size_t size)
         return 0;
     e->dir = json_incref (dir);
     make_valid (c, e, size);
+    return 0;
+}
+
+int objcache_put_dir_encoded (objcache_t *c, const char *ref, const void *data,
+                              size_t len)
+{
+    struct entry *e;
+    void *cpy;
+    if (!c || !ref || !data || len == 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(e = entry_get_or_create (c, OBJ_DIR, ref)))
+        return -1;
+    if (e->valid)
+        return 0;
+    if (!(cpy = malloc (len))) {
+        if (e->nwaiters == 0)
+            (void)hashmap_delete (c->map, e->key);
+        errno = ENOMEM;
+        return -1;
+    }
+    memcpy (cpy, data, len);
+    e->data = cpy;
+    c->encoded++;
+    make_valid (c, e, len);
     return 0;
 }
 
@@ -283,6 +339,8 @@ void objcache_load_done (objcache_t *c, enum objtype type, const char *ref,
 
 static void drop (objcache_t *c, struct entry *e)
 {
+    if (e->type == OBJ_DIR && !e->dir)
+        c->encoded--;
     list_del (&e->lru);
     c->bytes -= e->len;
     (void)hashmap_delete (c->map, e->key);
@@ -317,4 +375,5 @@ void objcache_stats (objcache_t *c, struct objcache_stats *st)
     st->bytes = c->bytes;
     st->pending = c->pending;
     st->waiters = c->nwaiters;
+    st->encoded = c->encoded;
 }

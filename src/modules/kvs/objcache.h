@@ -1,7 +1,8 @@
 /* objcache.h - the KVS module's cache of tree objects and value blobs.
  *
  * Entries are keyed by blobref and hold either a parsed directory (a "dir"
- * tree object, json_t) or raw bytes (a value chunk).  A missing entry is
+ * tree object, json_t; or its encoding, decoded when first asked for) or
+ * raw bytes (a value chunk).  A missing entry is
  * faulted in by the module from the content service; while the load is in
  * flight the entry is pending and operations wait on it with a callback.
  * Exactly one load is issued per entry, however many operations wait.
@@ -37,6 +38,16 @@ bool objcache_has (objcache_t *c, enum objtype type, const char *ref);
 /* Add a loaded or newly made object (dir: a reference is taken). */
 int objcache_put_dir (objcache_t *c, const char *ref, json_t *dir, size_t size);
 int objcache_put_raw (objcache_t *c, const char *ref, const void *data, size_t len);
+/* Add a directory still encoded (a copy of its blob's len > 0 bytes, the
+ * ref trusted): the first objcache_get_dir of ref decodes it.  If it is
+ * not a dir or hdir then, the entry is dropped and that call returns NULL,
+ * so the caller loads it as if it had never been cached.  This is how a
+ * setroot event primes directories: only those a broker reads are ever
+ * parsed.  Returns 0 (also if ref is cached already), or -1 with EINVAL
+ * or ENOMEM (nothing cached).
+ */
+int objcache_put_dir_encoded (objcache_t *c, const char *ref, const void *data,
+                              size_t len);
 
 /* Wait for 'ref'.  Returns 1 if the caller must start the load (first
  * waiter), 0 if a load is already in flight, -1 on error (EEXIST: the
@@ -65,6 +76,7 @@ struct objcache_stats {
     size_t bytes;
     size_t pending;
     size_t waiters;
+    size_t encoded;     /* dirs put encoded and not asked for yet */
 };
 void objcache_stats (objcache_t *c, struct objcache_stats *st);
 

@@ -181,16 +181,27 @@ json_t *kvsenv_take_event (struct kvsenv *env, const char *topic)
     size_t tlen = strlen (topic) + 1;
     if (canopy_msg_has_flag (req, CANOPY_MSGFLAG_RAW)) {
         /* a kvs_frame: the event is fences[0]; its blob table is added
-         * as "vals" for the tests to look at
+         * as "objs" (the first ndirs entries, directories) and "vals"
+         * (the rest, values; absent if none) for the tests to look at
          */
-        json_t *hdr, *fences, *table;
+        json_t *hdr, *fences, *table, *objs, *vals;
         size_t off;
         assert_int_equal (kvs_frame_header ((const char *)data + tlen, len - tlen,
                                             "setroot", &hdr, &fences, &table, &off,
                                             NULL), 0);
         o = json_copy (json_array_get (fences, 0));
         assert_non_null (o);
-        assert_int_equal (json_object_set (o, "vals", table), 0);
+        int ndirs = json_integer_value (json_object_get (o, "ndirs"));
+        assert_non_null ((objs = json_array ()));
+        assert_non_null ((vals = json_array ()));
+        for (size_t i = 0; i < json_array_size (table); i++)
+            json_array_append (i < (size_t)ndirs ? objs : vals,
+                               json_array_get (table, i));
+        assert_int_equal (json_object_set_new (o, "objs", objs), 0);
+        if (json_array_size (vals) > 0)
+            assert_int_equal (json_object_set_new (o, "vals", vals), 0);
+        else
+            json_decref (vals);
         json_decref (hdr);
     }
     else

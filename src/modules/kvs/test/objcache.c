@@ -1,6 +1,7 @@
 /* test/objcache.c - the KVS object cache: typed entries, one load per
  * object for many waiters, failed loads, withdrawn waits, expiry (LRU
- * order, age, pending entries kept).
+ * order, age, pending entries kept), directories put encoded and decoded
+ * on first use.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -158,6 +159,88 @@ static void test_lru (void **state)
     objcache_destroy (c);
 }
 
+/* A primed directory stays encoded until asked for; one that does not
+ * decode is dropped, and the next wait starts a load as for any missing
+ * object.
+ */
+static void test_encoded (void **state)
+{
+    objcache_t *c = objcache_create (1 << 20, 60);
+    struct objcache_stats st;
+    const char *ref2 = "sha256-0000000000000000000000000000000000000000000000000000000000000002";
+    const char *ref3 = "sha256-0000000000000000000000000000000000000000000000000000000000000003";
+    json_t *d = treeobj_create_dir ();
+    size_t len;
+    char *enc;
+
+    assert_non_null (d);
+    assert_int_equal (treeobj_dir_set (d, "k", treeobj_create_val ("v", 1)), 0);
+    assert_non_null ((enc = treeobj_encode (d, &len)));
+    assert_int_equal (objcache_put_dir_encoded (c, ref1, enc, len), 0);
+    assert_int_equal (objcache_put_dir_encoded (c, ref1, enc, len), 0);   /* no-op */
+    /* not a directory (a val), and not JSON */
+    json_t *v = treeobj_create_val ("x", 1);
+    size_t vlen;
+    char *venc = treeobj_encode (v, &vlen);
+    assert_int_equal (objcache_put_dir_encoded (c, ref2, venc, vlen), 0);
+    assert_int_equal (objcache_put_dir_encoded (c, ref3, "{nope", 5), 0);
+    objcache_stats (c, &st);
+    assert_int_equal (st.count, 3);
+    assert_int_equal (st.encoded, 3);
+    assert_int_equal (st.bytes, len + vlen + 5);
+    errno = 0;
+    assert_int_equal (objcache_put_dir_encoded (c, ref1, NULL, 0), -1);
+    assert_int_equal (errno, EINVAL);
+    /* a raw value under the same ref is another entry */
+    assert_false (objcache_has (c, OBJ_RAW, ref1));
+
+    json_t *got = objcache_get_dir (c, ref1);
+    assert_non_null (got);
+    assert_true (json_equal (got, d));
+    assert_ptr_equal (objcache_get_dir (c, ref1), got);     /* decoded once */
+    objcache_stats (c, &st);
+    assert_int_equal (st.encoded, 2);
+
+    assert_null (objcache_get_dir (c, ref2));
+    assert_null (objcache_get_dir (c, ref3));
+    objcache_stats (c, &st);
+    assert_int_equal (st.count, 1);
+    assert_int_equal (st.encoded, 0);
+    assert_int_equal (st.bytes, len);
+    /* dropped: a wait is the first again, so its load is started */
+    calls = 0;
+    assert_int_equal (objcache_wait (c, ref3, OBJ_DIR, wait_cb, NULL), 1);
+    assert_int_equal (objcache_put_dir (c, ref3, d, 7), 0);
+    objcache_load_done (c, OBJ_DIR, ref3, 0);
+    assert_int_equal (calls, 1);
+    assert_int_equal (last_errnum, 0);
+    assert_non_null (objcache_get_dir (c, ref3));
+
+    /* an encoded entry expires like any other, and is counted out */
+    assert_int_equal (objcache_put_dir_encoded (c, ref2, enc, len), 0);
+    objcache_stats (c, &st);
+    assert_int_equal (st.encoded, 1);
+    assert_int_equal (objcache_clear (c), 3);
+    objcache_stats (c, &st);
+    assert_int_equal (st.encoded, 0);
+    assert_int_equal (st.bytes, 0);
+
+    /* an encoded entry put while a load is pending satisfies its waiters */
+    calls = 0;
+    assert_int_equal (objcache_wait (c, ref2, OBJ_DIR, wait_cb, NULL), 1);
+    assert_int_equal (objcache_put_dir_encoded (c, ref2, enc, len), 0);
+    objcache_load_done (c, OBJ_DIR, ref2, 0);
+    assert_int_equal (calls, 1);
+    assert_int_equal (last_errnum, 0);
+    assert_non_null (objcache_get_dir (c, ref2));
+
+    free (enc);
+    free (venc);
+    json_decref (v);
+    json_decref (d);
+    objcache_destroy (c);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -166,6 +249,7 @@ int main (void)
         cmocka_unit_test (test_expire),
         cmocka_unit_test (test_wait_cancel),
         cmocka_unit_test (test_lru),
+        cmocka_unit_test (test_encoded),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
