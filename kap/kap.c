@@ -53,9 +53,18 @@ struct kap_ctx {
     int nuris;
     struct tstat stat[KAP_NMETRICS];
     double wall[KAP_NPHASES];       /* seconds; -1: no part in the phase */
+    double sync_enter, sync_answer; /* CLOCK_REALTIME; -1: no sync */
     long errors;
     unsigned char *buf;
 };
+
+/* The clock ranks on different nodes share best (sync_timeline). */
+static double realtime (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 static double now (void)
 {
@@ -296,6 +305,7 @@ static void sync_phase (struct kap_ctx *ctx)
     bool consumer = kap_is_consumer (cfg, ctx->rank);
     char name[KAP_NAME_MAX];
     double t0 = now ();
+    double enter = realtime ();
 
     if (!producer && !consumer)
         return;
@@ -329,6 +339,8 @@ static void sync_phase (struct kap_ctx *ctx)
         }
     }
     ctx->wall[KAP_PHASE_SYNC] = now () - t0;
+    ctx->sync_answer = realtime ();
+    ctx->sync_enter = enter;
     tstat_push (&ctx->stat[KAP_SYNC], ctx->wall[KAP_PHASE_SYNC]);
 }
 
@@ -443,8 +455,29 @@ static void gather_results (struct kap_ctx *ctx, struct kap_result *res)
                 MPI_COMM_WORLD);
     MPI_Reduce (wmin, res->wall_min, KAP_NPHASES, MPI_DOUBLE, MPI_MIN, 0,
                 MPI_COMM_WORLD);
+    /* The sync timeline: [enter, -enter, answer, -answer] reduced by MAX
+     * gives the last and first of each; ranks without a sync send -DBL_MAX.
+     */
+    bool synced = ctx->sync_enter >= 0;
+    double tl[4] = { -DBL_MAX, -DBL_MAX, -DBL_MAX, -DBL_MAX }, tlmax[4];
+    int one = synced ? 1 : 0, nsynced = 0;
+    if (synced) {
+        tl[0] = ctx->sync_enter;
+        tl[1] = -ctx->sync_enter;
+        tl[2] = ctx->sync_answer;
+        tl[3] = -ctx->sync_answer;
+    }
+    MPI_Reduce (tl, tlmax, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce (&one, &nsynced, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Allreduce (&ctx->errors, &errors, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     res->errors = errors;
+    if (ctx->rank == 0 && nsynced > 0) {
+        res->sync_ranks = nsynced;
+        res->sync_enter_last = tlmax[0];
+        res->sync_enter_first = -tlmax[1];
+        res->sync_answer_last = tlmax[2];
+        res->sync_answer_first = -tlmax[3];
+    }
     if (ctx->rank == 0) {
         uint32_t size;
         for (int m = 0; m < KAP_NMETRICS; m++)
@@ -519,6 +552,7 @@ int main (int argc, char *argv[])
         tstat_init (&ctx.stat[m]);
     for (int p = 0; p < KAP_NPHASES; p++)
         ctx.wall[p] = -1;
+    ctx.sync_enter = ctx.sync_answer = -1;
 
     /* Setup (untimed), then the setup barrier. */
     setup_dirs (&ctx);

@@ -609,6 +609,8 @@ static void gather (struct crowd *c, struct kap_result *res)
             kap_vac_from_tstat (&p->stat[m], vac);
             kap_vac_merge (vac, merged[m]);
         }
+        if (p->wall[KAP_PHASE_SYNC] >= 0)     /* one process: one clock */
+            kap_timeline_add (res, p->t1 - p->wall[KAP_PHASE_SYNC], p->t1);
         for (int ph = 0; ph < KAP_NPHASES; ph++) {
             if (p->wall[ph] < 0)
                 continue;

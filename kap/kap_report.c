@@ -83,6 +83,23 @@ static json_t *metric_json (const struct kap_config *cfg,
     return o;
 }
 
+void kap_timeline_add (struct kap_result *res, double enter, double answer)
+{
+    if (res->sync_ranks++ == 0) {
+        res->sync_enter_first = res->sync_enter_last = enter;
+        res->sync_answer_first = res->sync_answer_last = answer;
+        return;
+    }
+    if (enter < res->sync_enter_first)
+        res->sync_enter_first = enter;
+    if (enter > res->sync_enter_last)
+        res->sync_enter_last = enter;
+    if (answer < res->sync_answer_first)
+        res->sync_answer_first = answer;
+    if (answer > res->sync_answer_last)
+        res->sync_answer_last = answer;
+}
+
 json_t *kap_report_json (const struct kap_config *cfg,
                          const struct kap_result *res)
 {
@@ -116,6 +133,18 @@ json_t *kap_report_json (const struct kap_config *cfg,
                                "max_us", res->wall_max[p] * us,
                                "min_us", res->wall_min[p] * us);
         if (!o || json_object_set_new (wall, phase_names[p], o) < 0)
+            goto nomem;
+    }
+    if (res->sync_ranks > 0) {
+        json_t *o = json_pack ("{s:i s:f s:f s:f}",
+                               "ranks", res->sync_ranks,
+                               "enter_spread_us",
+                               (res->sync_enter_last - res->sync_enter_first) * us,
+                               "answer_spread_us",
+                               (res->sync_answer_last - res->sync_answer_first) * us,
+                               "last_enter_to_first_answer_us",
+                               (res->sync_answer_first - res->sync_enter_last) * us);
+        if (!o || json_object_set_new (doc, "sync_timeline", o) < 0)
             goto nomem;
     }
     return doc;
@@ -199,6 +228,12 @@ void kap_report_print (FILE *f, const struct kap_config *cfg,
     for (int p = 0; p < KAP_NPHASES; p++)
         fprintf (f, "%-9s %10.3f %10.3f\n", phase_names[p],
                  res->wall_max[p] * 1e3, res->wall_min[p] * 1e3);
+    if (res->sync_ranks > 0)
+        fprintf (f, "sync timeline: entries spread over %.3f ms, %.3f ms from the"
+                 " last entry to the first answer, answers spread over %.3f ms\n",
+                 (res->sync_enter_last - res->sync_enter_first) * 1e3,
+                 (res->sync_answer_first - res->sync_enter_last) * 1e3,
+                 (res->sync_answer_last - res->sync_answer_first) * 1e3);
     if (res->errors > 0)
         fprintf (f, "FAILED: %ld value%s read back wrong or missing\n",
                  res->errors, res->errors == 1 ? "" : "s");

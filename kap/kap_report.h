@@ -36,6 +36,14 @@ struct kap_result {
     struct kap_summary metric[KAP_NMETRICS];    /* latencies in seconds */
     double wall_max[KAP_NPHASES];               /* seconds, over ranks */
     double wall_min[KAP_NPHASES];
+    /* The sync phase on one clock (seconds; meaningful where the ranks
+     * share a clock: one node, or synchronised clocks), over the
+     * sync_ranks ranks that took part (0: none, the rest unset): when the
+     * first and the last entered it, and got their answer.
+     */
+    int sync_ranks;
+    double sync_enter_first, sync_enter_last;
+    double sync_answer_first, sync_answer_last;
     int brokers;        /* size of the instance, -1 if unknown */
     int nuris;          /* lines of --uri-file, 0 when CANOPY_URI was used */
     long errors;        /* values read back wrong or missing */
@@ -54,11 +62,18 @@ double kap_bandwidth (const struct kap_config *cfg,
  *  "metrics":{"put":{count, ranks, max_us, min_us, mean_us, stddev_us,
  *             rank_mean_us{min,max,avg}, rank_stddev_us{min,max,avg},
  *             throughput_ops[, bandwidth_Bps]}, "commit", "sync", "get"},
- *  "wallclock":{"producer":{max_us,min_us}, "sync", "consumer", "total"}}
+ *  "wallclock":{"producer":{max_us,min_us}, "sync", "consumer", "total"},
+ *  "sync_timeline":{ranks, enter_spread_us, answer_spread_us,
+ *                   last_enter_to_first_answer_us} (if sync_ranks > 0)}
  * New reference, or NULL with errno set.
  */
 json_t *kap_report_json (const struct kap_config *cfg,
                          const struct kap_result *res);
+
+/* Fold one rank's sync phase (entered at 'enter', answered at 'answer',
+ * seconds on a shared clock) into res (sync_ranks 0 to start).
+ */
+void kap_timeline_add (struct kap_result *res, double enter, double answer);
 
 /* The human table. */
 void kap_report_print (FILE *f, const struct kap_config *cfg,

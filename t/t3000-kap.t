@@ -70,7 +70,16 @@ check_json () {
 		and (.metrics.get | has ("bandwidth_Bps"))
 		and ([.wallclock.producer, .wallclock.sync, .wallclock.consumer,
 		      .wallclock.total] | all (has ("max_us") and has ("min_us")))
+		and .sync_timeline.ranks == .metrics.sync.count
+		and .sync_timeline.enter_spread_us >= 0
+		and .sync_timeline.answer_spread_us >= 0
 	' $1 >/dev/null
+}
+
+# fence_timeline FILE: a collective fence answers nobody before the last
+# rank has entered it (the ranks share this machine's clock).
+fence_timeline () {
+	jq -e '.sync_timeline.last_enter_to_first_answer_us >= 0' $1 >/dev/null
 }
 
 test_expect_success OPENMPI 'kap --help describes the options' '
@@ -100,6 +109,8 @@ for np in 4 8; do
 		grep 'over 4 brokers' out.$np &&
 		grep 'values read back were checked and correct' out.$np &&
 		check_json o$np.json $np $np $np &&
+		fence_timeline o$np.json &&
+		grep 'sync timeline: entries spread over' out.$np &&
 		jq -e '.uris == 4 and .brokers == 4' o$np.json
 	"
 done

@@ -29,7 +29,9 @@ test_expect_success 'one participant per broker by default, every value checked'
 test_expect_success '512 participants, 4 gets each, 64-byte values' '
 	$KAPCROWD -N 512 -p 64 -c 4 -n 1 --json=big.json >out &&
 	jq -e ".metrics.get.count == 2048 and .metrics.sync.count == 512" big.json &&
-	jq -e ".errors == 0" big.json
+	jq -e ".errors == 0" big.json &&
+	jq -e ".sync_timeline.ranks == 512
+	       and .sync_timeline.last_enter_to_first_answer_us >= 0" big.json
 '
 test_expect_success 'unique values over 64 KiB are read back chunked' '
 	$KAPCROWD -N 16 -p 100k -n 2 >out &&

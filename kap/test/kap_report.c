@@ -115,6 +115,50 @@ static void test_json (void **state)
     assert_null (kap_report_json (NULL, &res));
 }
 
+/* The sync timeline: first/last entry and answer over the ranks folded
+ * in, in the JSON only when some rank synced.
+ */
+static void test_timeline (void **state)
+{
+    struct kap_config cfg;
+    struct kap_result res;
+    json_t *doc, *tl;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f;
+
+    make_result (&cfg, &res, 0);
+    assert_non_null ((doc = kap_report_json (&cfg, &res)));
+    assert_null (json_object_get (doc, "sync_timeline"));
+    json_decref (doc);
+
+    kap_timeline_add (&res, 100.002, 100.010);
+    kap_timeline_add (&res, 100.000, 100.012);
+    kap_timeline_add (&res, 100.004, 100.011);
+    assert_int_equal (res.sync_ranks, 3);
+    assert_true (res.sync_enter_first == 100.000 && res.sync_enter_last == 100.004);
+    assert_true (res.sync_answer_first == 100.010 && res.sync_answer_last == 100.012);
+    assert_non_null ((doc = kap_report_json (&cfg, &res)));
+    assert_non_null ((tl = json_object_get (doc, "sync_timeline")));
+    assert_int_equal (json_integer_value (json_object_get (tl, "ranks")), 3);
+    assert_true (fabs (json_real_value (json_object_get (tl, "enter_spread_us"))
+                       - 4000) < 1e-3);
+    assert_true (fabs (json_real_value (json_object_get (tl, "answer_spread_us"))
+                       - 2000) < 1e-3);
+    assert_true (fabs (json_real_value (json_object_get (
+                        tl, "last_enter_to_first_answer_us")) - 6000) < 1e-3);
+    json_decref (doc);
+
+    assert_non_null ((f = open_memstream (&text, &len)));
+    kap_report_print (f, &cfg, &res);
+    fclose (f);
+    assert_non_null (strstr (text, "sync timeline: entries spread over 4.000 ms,"
+                             " 6.000 ms from the last entry to the first answer,"
+                             " answers spread over 2.000 ms"));
+    free (text);
+    kap_opts_free (&cfg);
+}
+
 static void test_print (void **state)
 {
     struct kap_config cfg;
@@ -155,6 +199,7 @@ int main (void)
         cmocka_unit_test (test_throughput),
         cmocka_unit_test (test_json),
         cmocka_unit_test (test_print),
+        cmocka_unit_test (test_timeline),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
