@@ -1,6 +1,8 @@
 /* message.c - the canopy message object and its accessors (message.h).
  *
- * Design notes: a message owns copies of its topic, payload and route ids.
+ * Design notes: a message owns copies of its topic and route ids, and a
+ * reference to its payload's bytes, which copies of the message share
+ * (message_private.h: the buffer's count is atomic, the bytes immutable).
  * The parsed JSON payload is cached on first use and dropped whenever the
  * payload changes; the cache is the only thing a const accessor mutates.
  * Setters validate what they store so that every message that exists can
@@ -12,6 +14,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <fnmatch.h>
+#include <stdatomic.h>
 #include <canopy/message.h>
 #include "message_private.h"
 #include "json_fast.h"
@@ -26,6 +29,55 @@ bool msg_type_valid (int type)
             return true;
     }
     return false;
+}
+
+struct msg_pbuf {
+    atomic_int refs;
+    char data[];
+};
+
+void *msg_payload_alloc (struct canopy_msg *msg, size_t size)
+{
+    struct msg_pbuf *pb = malloc (sizeof (*pb) + size + 1);
+
+    if (!pb)
+        return NULL;
+    atomic_init (&pb->refs, 1);
+    pb->data[size] = '\0';
+    msg->pbuf = pb;
+    msg->payload = pb->data;
+    msg->payload_size = size;
+    return pb->data;
+}
+
+static void pbuf_unref (struct msg_pbuf *pb)
+{
+    if (pb && atomic_fetch_sub (&pb->refs, 1) == 1)
+        free (pb);
+}
+
+void *msg_payload_ref (const struct canopy_msg *msg)
+{
+    if (!msg->pbuf)
+        return NULL;
+    atomic_fetch_add (&msg->pbuf->refs, 1);
+    return msg->pbuf;
+}
+
+void msg_payload_unref (void *data, void *hint)
+{
+    pbuf_unref (hint);
+}
+
+static void payload_release (canopy_msg_t *msg)
+{
+    if (msg->pbuf)
+        pbuf_unref (msg->pbuf);
+    else
+        free (msg->payload);
+    msg->pbuf = NULL;
+    msg->payload = NULL;
+    msg->payload_size = 0;
 }
 
 canopy_msg_t *canopy_msg_create (int type)
@@ -61,7 +113,7 @@ void canopy_msg_decref (canopy_msg_t *msg)
     if (msg && --msg->refcount == 0) {
         int saved_errno = errno;
         free (msg->topic);
-        free (msg->payload);
+        payload_release (msg);
         for (int i = 0; i < msg->route_count; i++)
             free (msg->routes[i]);
         free (msg->routes);
@@ -89,10 +141,18 @@ canopy_msg_t *canopy_msg_copy (const canopy_msg_t *msg, bool payload)
     if (msg->topic && !(cpy->topic = strdup (msg->topic)))
         goto nomem;
     if (payload && msg->payload_size > 0) {
-        if (!(cpy->payload = malloc (msg->payload_size + 1)))
-            goto nomem;
-        memcpy (cpy->payload, msg->payload, msg->payload_size + 1);
-        cpy->payload_size = msg->payload_size;
+        if (msg->pbuf) {            /* shared: the bytes never change */
+            atomic_fetch_add (&msg->pbuf->refs, 1);
+            cpy->pbuf = msg->pbuf;
+            cpy->payload = msg->payload;
+            cpy->payload_size = msg->payload_size;
+        }
+        else {
+            void *p = msg_payload_alloc (cpy, msg->payload_size);
+            if (!p)
+                goto nomem;
+            memcpy (p, msg->payload, msg->payload_size);
+        }
     }
     else if (!payload)
         cpy->flags &= ~(CANOPY_MSGFLAG_PAYLOAD | CANOPY_MSGFLAG_RAW);
@@ -202,9 +262,7 @@ const char *canopy_msg_get_topic (const canopy_msg_t *msg)
 
 static void clear_payload (canopy_msg_t *msg)
 {
-    free (msg->payload);
-    msg->payload = NULL;
-    msg->payload_size = 0;
+    payload_release (msg);
     json_decref (msg->json);
     msg->json = NULL;
     msg->flags &= ~CANOPY_MSGFLAG_PAYLOAD;
@@ -249,15 +307,21 @@ int canopy_msg_set_payload (canopy_msg_t *msg, const void *data, size_t size)
         errno = EMSGSIZE;
         return -1;
     }
-    if (size > 0) {
-        if (!(cpy = malloc (size + 1))) {
-            errno = ENOMEM;
-            return -1;
-        }
-        memcpy (cpy, data, size);
-        ((char *)cpy)[size] = '\0';
+    if (size == 0)
+        return canopy_msg_set_payload_nocopy (msg, NULL, 0);
+    /* a new buffer first: on ENOMEM the message is unchanged */
+    canopy_msg_t tmp = { .refcount = 1 };
+    if (!(cpy = msg_payload_alloc (&tmp, size))) {
+        errno = ENOMEM;
+        return -1;
     }
-    return canopy_msg_set_payload_nocopy (msg, cpy, size);
+    memcpy (cpy, data, size);
+    clear_payload (msg);
+    msg->pbuf = tmp.pbuf;
+    msg->payload = tmp.payload;
+    msg->payload_size = size;
+    msg->flags |= CANOPY_MSGFLAG_PAYLOAD;
+    return 0;
 }
 
 int canopy_msg_get_payload (const canopy_msg_t *msg,

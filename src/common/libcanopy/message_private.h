@@ -4,6 +4,14 @@
  *
  * routes[0] is the bottom of the stack (the original sender) and
  * routes[route_count - 1] the top (the most recent hop).
+ *
+ * Payloads: a payload's bytes never change once set (setters replace the
+ * whole buffer).  Most payloads live in a shared buffer (pbuf) that
+ * canopy_msg_copy shares instead of copying: the broker hands a copy of
+ * each message to a module thread, and a ZeroMQ I/O thread may still be
+ * sending the bytes, so its count is atomic.  A payload given with
+ * canopy_msg_set_payload_nocopy is a plain malloc'd buffer (pbuf NULL),
+ * copied into a pbuf by the first canopy_msg_copy.
  */
 #ifndef CANOPY_MESSAGE_PRIVATE_H
 #define CANOPY_MESSAGE_PRIVATE_H
@@ -21,8 +29,9 @@ struct canopy_msg {
     uint32_t aux1;          /* nodeid | errnum | seq | control type */
     uint32_t aux2;          /* matchtag | control status */
     char *topic;
-    void *payload;
+    void *payload;          /* pbuf->data, or a plain buffer; NUL after it */
     size_t payload_size;
+    struct msg_pbuf *pbuf;
     char **routes;
     int route_count;
     int route_alloc;
@@ -30,6 +39,18 @@ struct canopy_msg {
 };
 
 bool msg_type_valid (int type);
+
+/* message.c: give msg (which has no payload) a new shared buffer of size
+ * bytes plus the NUL after them, for the caller to fill; NULL on ENOMEM.
+ */
+void *msg_payload_alloc (struct canopy_msg *msg, size_t size);
+
+/* message.c: one more reference to msg's shared payload buffer, released
+ * by msg_payload_unref (hint) from any thread: for zmq_msg_init_data.
+ * NULL if the payload is not shared.
+ */
+void *msg_payload_ref (const struct canopy_msg *msg);
+void msg_payload_unref (void *data, void *hint);
 
 /* msg_codec.c: discard the rest of a multipart ZeroMQ message. */
 void msg_zsock_drain (void *sock);

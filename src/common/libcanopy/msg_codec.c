@@ -91,11 +91,10 @@ static int set_topic_n (canopy_msg_t *msg, const void *s, size_t len)
 
 static int set_payload_n (canopy_msg_t *msg, const void *s, size_t len)
 {
-    if (!(msg->payload = malloc (len + 1)))
+    void *p = msg_payload_alloc (msg, len);
+    if (!p)
         return -1;
-    memcpy (msg->payload, s, len);
-    ((char *)msg->payload)[len] = '\0';
-    msg->payload_size = len;
+    memcpy (p, s, len);
     return 0;
 }
 
@@ -294,6 +293,36 @@ static int send_frame (void *sock, const void *data, size_t len, bool last, int 
     return zmq_send (sock, data, len, flags) < 0 ? -1 : 0;
 }
 
+/* A large shared payload is sent without copying: ZeroMQ keeps a
+ * reference to the buffer until its I/O thread has written it (the
+ * buffer's count is atomic, message_private.h).  Small ones are copied,
+ * which is cheaper than the bookkeeping.
+ */
+enum { ZEROCOPY_MIN = 4096 };
+
+static int send_payload (void *sock, const canopy_msg_t *msg, int *first)
+{
+    void *hint;
+    zmq_msg_t frame;
+    int flags = ZMQ_SNDMORE | *first;
+
+    if (msg->payload_size < ZEROCOPY_MIN || !(hint = msg_payload_ref (msg)))
+        return send_frame (sock, msg->payload, msg->payload_size, false, first);
+    if (zmq_msg_init_data (&frame, msg->payload, msg->payload_size,
+                           msg_payload_unref, hint) < 0) {
+        msg_payload_unref (NULL, hint);
+        return -1;
+    }
+    *first = 0;
+    if (zmq_msg_send (&frame, sock, flags) < 0) {
+        int e = errno;
+        zmq_msg_close (&frame);     /* drops the reference */
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
 int canopy_msg_sendzsock_to (void *sock,
                              const char *dest,
                              const canopy_msg_t *msg,
@@ -321,7 +350,7 @@ int canopy_msg_sendzsock_to (void *sock,
         && send_frame (sock, msg->topic, strlen (msg->topic), false, &first) < 0)
         return -1;
     if ((msg->flags & CANOPY_MSGFLAG_PAYLOAD)
-        && send_frame (sock, msg->payload, msg->payload_size, false, &first) < 0)
+        && send_payload (sock, msg, &first) < 0)
         return -1;
     encode_header (msg, hdr);
     return send_frame (sock, hdr, sizeof (hdr), true, &first);
