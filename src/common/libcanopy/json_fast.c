@@ -117,19 +117,49 @@ static json_t *parse_number (struct jparse *jp)
     return json_real (d);
 }
 
+/* At a container's opening character: step over it; true if the
+ * closing character follows at once (an empty container).
+ */
+static bool open_container (struct jparse *jp, char close)
+{
+    jp->p++;
+    skip_ws (jp);
+    if (jp->p < jp->end && *jp->p == close) {
+        jp->p++;
+        return true;
+    }
+    return false;
+}
+
+/* After a member or element: 1 at the closing character (stepped over),
+ * 0 at a comma (another one follows), -1 at anything else (decline).
+ */
+static int after_item (struct jparse *jp, char close)
+{
+    skip_ws (jp);
+    if (jp->p >= jp->end)
+        return -1;
+    if (*jp->p == close) {
+        jp->p++;
+        return 1;
+    }
+    if (*jp->p != ',')
+        return -1;
+    jp->p++;
+    skip_ws (jp);
+    return 0;
+}
+
 static json_t *parse_object (struct jparse *jp)
 {
     json_t *o = json_object ();
+    int rc;
 
     if (!o)
         return NULL;
-    jp->p++;
-    skip_ws (jp);
-    if (jp->p < jp->end && *jp->p == '}') {
-        jp->p++;
+    if (open_container (jp, '}'))
         return o;
-    }
-    for (;;) {
+    do {
         const char *key;
         size_t klen;
         json_t *v;
@@ -146,18 +176,9 @@ static json_t *parse_object (struct jparse *jp)
             goto decline;
         if (json_object_setn_new_nocheck (o, key, klen, v) < 0)
             goto decline;   /* v was stolen */
-        skip_ws (jp);
-        if (jp->p >= jp->end)
-            goto decline;
-        if (*jp->p == '}') {
-            jp->p++;
-            return o;
-        }
-        if (*jp->p != ',')
-            goto decline;
-        jp->p++;
-        skip_ws (jp);
-    }
+    } while ((rc = after_item (jp, '}')) == 0);
+    if (rc == 1)
+        return o;
 decline:
     json_decref (o);
     return NULL;
@@ -166,31 +187,19 @@ decline:
 static json_t *parse_array (struct jparse *jp)
 {
     json_t *a = json_array ();
+    int rc;
 
     if (!a)
         return NULL;
-    jp->p++;
-    skip_ws (jp);
-    if (jp->p < jp->end && *jp->p == ']') {
-        jp->p++;
+    if (open_container (jp, ']'))
         return a;
-    }
-    for (;;) {
+    do {
         json_t *v;
         if (!(v = parse_value (jp)) || json_array_append_new (a, v) < 0)
             goto decline;
-        skip_ws (jp);
-        if (jp->p >= jp->end)
-            goto decline;
-        if (*jp->p == ']') {
-            jp->p++;
-            return a;
-        }
-        if (*jp->p != ',')
-            goto decline;
-        jp->p++;
-        skip_ws (jp);
-    }
+    } while ((rc = after_item (jp, ']')) == 0);
+    if (rc == 1)
+        return a;
 decline:
     json_decref (a);
     return NULL;

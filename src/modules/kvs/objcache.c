@@ -199,53 +199,51 @@ int objcache_put_dir (objcache_t *c, const char *ref, json_t *dir, size_t size)
     return 0;
 }
 
-int objcache_put_dir_encoded (objcache_t *c, const char *ref, const void *data,
-                              size_t len)
+/* Cache a copy of len bytes under (type, ref): raw bytes, or an encoded
+ * directory.  A valid entry is left as it is.  No side effects on error.
+ */
+static int put_copy (objcache_t *c, enum objtype type, const char *ref,
+                     const void *data, size_t len)
 {
     struct entry *e;
     void *cpy;
-    if (!c || !ref || !data || len == 0) {
-        errno = EINVAL;
-        return -1;
-    }
-    if (!(e = entry_get_or_create (c, OBJ_DIR, ref)))
-        return -1;
-    if (e->valid)
-        return 0;
-    if (!(cpy = malloc (len))) {
-        if (e->nwaiters == 0)
-            (void)hashmap_delete (c->map, e->key);
-        errno = ENOMEM;
-        return -1;
-    }
-    memcpy (cpy, data, len);
-    e->data = cpy;
-    c->encoded++;
-    make_valid (c, e, len);
-    return 0;
-}
 
-int objcache_put_raw (objcache_t *c, const char *ref, const void *data, size_t len)
-{
-    struct entry *e;
-    void *cpy;
-    if (!c || !ref || (!data && len > 0)) {
-        errno = EINVAL;
-        return -1;
-    }
-    if (!(e = entry_get_or_create (c, OBJ_RAW, ref)))
+    if (!(e = entry_get_or_create (c, type, ref)))
         return -1;
     if (e->valid)
         return 0;
     if (!(cpy = malloc (len ? len : 1))) {
+        if (e->nwaiters == 0)
+            (void)hashmap_delete (c->map, e->key);
         errno = ENOMEM;
         return -1;
     }
     if (len)
         memcpy (cpy, data, len);
     e->data = cpy;
+    if (type == OBJ_DIR)
+        c->encoded++;
     make_valid (c, e, len);
     return 0;
+}
+
+int objcache_put_dir_encoded (objcache_t *c, const char *ref, const void *data,
+                              size_t len)
+{
+    if (!c || !ref || !data || len == 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    return put_copy (c, OBJ_DIR, ref, data, len);
+}
+
+int objcache_put_raw (objcache_t *c, const char *ref, const void *data, size_t len)
+{
+    if (!c || !ref || (!data && len > 0)) {
+        errno = EINVAL;
+        return -1;
+    }
+    return put_copy (c, OBJ_RAW, ref, data, len);
 }
 
 int objcache_wait (objcache_t *c, const char *ref, enum objtype type,
