@@ -198,6 +198,75 @@ BEGIN {
     print ""
 }' "$dir/fig2.dat"
 
+if test -r "$dir/fig2-kvs.dat"; then
+cat <<EOF
+### Where the fence time goes
+
+KAP's worst fence is the rank that entered the fence first and got its
+answer last.  Its \`sync_timeline\` splits that in three (medians, ms):
+**entries**, how far apart the ranks entered the fence (the MPI barrier
+before it releases the ranks a few at a time on these cores, while the
+first ones already load the brokers); **KVS**, from the last entry to
+the first answer: the contributions still on their way up, the apply at
+rank 0 and the setroot event leaving it; **answers**, how far apart the
+answers reached the ranks (the setroot event going down the tree and
+every broker waking its clients, on the same cores).
+
+EOF
+awk -v sizes="$(meta 'redundant sizes')" "$lib"'
+function loadinto(file, arr,   line, n, f, i, r) {
+    r = 0
+    while ((getline line < file) > 0) {
+        n = split(line, f, " ")
+        if (f[1] ~ /^#/) continue
+        r++
+        for (i = 2; i <= n; i++) arr[r, i - 1] = f[i]
+    }
+    close(file)
+}
+BEGIN {
+    dir = ARGV[1]; ARGV[1] = ""
+    load(dir "/fig2.dat")
+    loadinto(dir "/fig2-enter.dat", en)
+    loadinto(dir "/fig2-kvs.dat", kv)
+    loadinto(dir "/fig2-answer.dat", an)
+    n = split(sizes, sz, " ")
+    print "| ranks | series | fence | entries | KVS | answers |"
+    print "|---:|---|---:|---:|---:|---:|"
+    for (r = 1; r <= nrows; r++)
+        for (c = 1; c <= 2 * n; c++)
+            printf "| %s | %s %s | %s | %s | %s | %s |\n", P[r], (c <= n ? "unique" : "redundant"), \
+                sizelabel(sz[c <= n ? c : c - n]), fmt(y[r, c], 1), fmt(en[r, c], 1), fmt(kv[r, c], 1), fmt(an[r, c], 1)
+    print ""
+    if (toofew()) exit
+    flat = 1; falls = 1
+    for (c = 1; c <= 2 * n; c++) {
+        a = first(c); b = last(c)
+        if (!a || a == b || !ok(kv[a, c]) || !ok(kv[b, c])) { if (c > n) flat = 0; else falls = 0; continue }
+        if (c > n) {
+            printf "- KVS part, redundant %s: %.3g ms at %d ranks, %.3g ms at %d.\n", sizelabel(sz[c - n]), kv[a, c], P[a], kv[b, c], P[b]
+            if (!(kv[b, c] <= 2 * kv[a, c] || kv[b, c] - kv[a, c] <= 2)) flat = 0
+        }
+        else {
+            printf "- KVS part per rank, unique %s: %.3g ms at %d ranks, %.3g ms at %d.\n", sizelabel(sz[c]), kv[a, c] / P[a], P[a], kv[b, c] / P[b], P[b]
+            if (!(kv[b, c] / P[b] < kv[a, c] / P[a])) falls = 0
+        }
+    }
+    print ""
+    if (flat)
+        print "**KVS part, redundant values: flat within noise** (rule: at the largest rank count at most 2× or 2 ms above the smallest, for every size)."
+    else
+        print "**KVS part, redundant values: not flat** (rule: at the largest rank count at most 2× or 2 ms above the smallest, for every size)."
+    if (falls)
+        print "**KVS part per rank, unique values: falls as the rank count grows** (rule: lower per rank at the largest count than at the smallest, for every size)."
+    else
+        print "**KVS part per rank, unique values: does not fall** (rule: lower per rank at the largest count than at the smallest, for every size)."
+    print ""
+    print "The growth of the worst fence here is in the entries and the answers: work for every rank and every broker, done one after the other on the same cores."
+    print ""
+}' "$dir"
+fi
+
 cat <<EOF
 ## Figure 3: maximum consumer time vs. consumers, one directory vs. many (paper: Fig. 4)
 
