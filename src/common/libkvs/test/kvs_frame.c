@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <stdio.h>
+#include "src/common/libutil/blobref.h"
 #include "src/common/libkvs/kvs_frame.h"
 
 static void test_layout (void **state)
@@ -191,6 +193,51 @@ static void test_malformed (void **state)
     blobtab_destroy (b);
 }
 
+/* The header is written without jansson for the blob table: it must be
+ * exactly the JSON the table means, for 0, 1 and many blobs (refs of
+ * every blob, lengths up to the largest), with fences of any content.
+ */
+static void test_header_text (void **state)
+{
+    int counts[] = { 0, 1, 600 };
+    for (int c = 0; c < 3; c++) {
+        blobtab_t *bt = blobtab_create ();
+        json_t *fences = json_pack ("[{s:s s:i s:[s]}]", "name", "f\"q\u00e9",
+                                    "nprocs", 3, "ops", "a\\b");
+        json_t *want = json_array ();
+        char data[64];
+        assert_non_null (bt);
+        assert_non_null (fences);
+        for (int i = 0; i < counts[c]; i++) {
+            char ref[BLOBREF_MAX];
+            int len = snprintf (data, sizeof (data), "blob %d", i);
+            assert_int_equal (blobtab_add (bt, NULL, data, len, ref, sizeof (ref)), 1);
+            json_array_append_new (want, json_pack ("[s,I]", ref, (json_int_t)len));
+        }
+        void *buf;
+        size_t len, off;
+        json_t *hdr, *f2, *table;
+        assert_int_equal (kvs_frame_encode (fences, bt, NULL, 0, SIZE_MAX, &buf, &len), 0);
+        assert_int_equal (kvs_frame_header (buf, len, "test", &hdr, &f2, &table, &off,
+                                            NULL), 0);
+        assert_true (json_equal (f2, fences));
+        assert_true (json_equal (table, want));
+        /* and jansson reads the header text the same way */
+        uint32_t hlen = ((uint8_t *)buf)[0] << 24 | ((uint8_t *)buf)[1] << 16
+                      | ((uint8_t *)buf)[2] << 8 | ((uint8_t *)buf)[3];
+        json_t *j = json_loadb ((char *)buf + 4, hlen, 0, NULL);
+        assert_non_null (j);
+        assert_true (json_equal (json_object_get (j, "blobs"), want));
+        assert_true (json_equal (json_object_get (j, "fences"), fences));
+        json_decref (j);
+        json_decref (hdr);
+        json_decref (want);
+        json_decref (fences);
+        blobtab_destroy (bt);
+        free (buf);
+    }
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,6 +245,7 @@ int main (void)
         cmocka_unit_test (test_foreach),
         cmocka_unit_test (test_encode_errors),
         cmocka_unit_test (test_malformed),
+        cmocka_unit_test (test_header_text),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
