@@ -145,6 +145,21 @@ int kvs_frame_header (const void *buf, size_t len, const char *what,
     return 0;
 }
 
+/* One [ref, len] entry of a blob table, as json_unpack "[s,I]" reads it
+ * (without its format parsing, twice per blob of every frame).
+ */
+static int table_entry (const json_t *v, const char **ref, json_int_t *blen)
+{
+    const json_t *r = json_array_get (v, 0);
+    const json_t *n = json_array_get (v, 1);
+
+    if (!json_is_string (r) || !json_is_integer (n))
+        return -1;
+    *ref = json_string_value (r);
+    *blen = json_integer_value (n);
+    return 0;
+}
+
 int kvs_frame_foreach_blob (const void *buf, size_t len, size_t off, json_t *table,
                             bool verify, const char *what, kvs_frame_blob_f fn,
                             void *arg, canopy_error_t *error)
@@ -158,7 +173,7 @@ int kvs_frame_foreach_blob (const void *buf, size_t len, size_t off, json_t *tab
     /* check everything first */
     json_array_foreach (table, i, v) {
         char computed[BLOBREF_MAX];
-        if (json_unpack (v, "[s,I]", &ref, &blen) < 0 || blen < 0 || off > len
+        if (table_entry (v, &ref, &blen) < 0 || blen < 0 || off > len
             || (size_t)blen > len - off || blobref_validate (ref) < 0) {
             errno = EPROTO;
             return errprintf (error, "malformed %s blob table", what);
@@ -180,7 +195,7 @@ int kvs_frame_foreach_blob (const void *buf, size_t len, size_t off, json_t *tab
     /* then deliver */
     off = start;
     json_array_foreach (table, i, v) {
-        (void)json_unpack (v, "[s,I]", &ref, &blen);
+        (void)table_entry (v, &ref, &blen);
         if (fn (ref, p + off, blen, arg) < 0) {
             if (errno == ENOMEM)
                 return errprintf (error, "out of memory");

@@ -790,21 +790,23 @@ static blobtab_t *prime_objects (struct round *rd)
  * for the instance: kvs.prime-values divided by the number of brokers
  * (with 8 MiB: 1 MiB per event on 8 brokers, 128 KiB on 64, where a
  * whole MiB made 1024-participant fences 45% slower for 20% faster gets).
- * Returns NULL if there is nothing to carry.
+ * The values are added to 'blobs' (after the directories: one copy, into
+ * the table the frame is made of).  Returns how many were added; on
+ * ENOMEM, those that fitted.
  */
-static blobtab_t *prime_values (struct round *rd)
+static int prime_values (struct round *rd, blobtab_t *blobs)
 {
     struct kvs_ctx *ctx = rd->a->ctx;
     size_t budget = ctx->size > 1 ? ctx->limits.prime_values / ctx->size : 0;
     bool collective = false;
-    blobtab_t *vals = NULL;
+    int added = 0;
 
     for (int i = 0; i < rd->nfences; i++) {
         if (!rd->failed[i] && rd->fences[i]->nprocs > 1)
             collective = true;
     }
     if (!collective || budget == 0 || ctx->limits.prime_max == 0)
-        return NULL;
+        return 0;
     for (int i = 0; i < rd->nfences && budget > 0; i++) {
         blobtab_t *bt = rd->fences[i]->blobs;
         if (rd->failed[i] || !bt)
@@ -816,31 +818,26 @@ static blobtab_t *prime_values (struct round *rd)
             (void)blobtab_at (bt, j, &ref, &data, &len);
             if (len > (size_t)ctx->limits.prime_max || len > budget)
                 continue;
-            if (!vals && !(vals = blobtab_create ()))
-                return NULL;
-            int rc = blobtab_add (vals, ref, data, len, NULL, 0);
+            int rc = blobtab_add (blobs, ref, data, len, NULL, 0);
             if (rc < 0)
-                break;
-            if (rc == 1)
+                return added;       /* ENOMEM: carry what fitted */
+            if (rc == 1) {
                 budget -= len;
+                added++;
+            }
         }
     }
-    if (vals && blobtab_count (vals) == 0) {
-        blobtab_destroy (vals);
-        vals = NULL;
-    }
-    return vals;
+    return added;
 }
 
 /* Publish kvs.setroot: JSON, or, with directories or values to carry, a
  * kvs_frame whose header "fences" is [the same JSON object, with "ndirs"]
- * and whose blobs are the ndirs directories, then the values (setroot_cb
- * in kvs.c reads both).
+ * and whose blobs are those of 'blobs': ndirs directories, then values
+ * (setroot_cb in kvs.c reads both).
  */
 static canopy_future_t *publish_setroot (struct kvs_ctx *ctx, json_t *names,
-                                         blobtab_t *dirs, blobtab_t *vals)
+                                         blobtab_t *blobs, int ndirs)
 {
-    int ndirs = blobtab_count (dirs);
     json_t *o = json_pack ("{s:i s:s s:O s:[] s:f}",
                            "version", ctx->version, "rootref", ctx->rootref,
                            "names", names, "errors", "stamp", monotime ());
@@ -850,19 +847,18 @@ static canopy_future_t *publish_setroot (struct kvs_ctx *ctx, json_t *names,
         errno = ENOMEM;
         return NULL;
     }
-    if (ndirs > 0 || vals) {
+    if (blobtab_count (blobs) > 0) {
         json_t *one = json_pack ("[O]", o);
         void *buf;
         size_t len;
         if (one && json_object_set_new (json_array_get (one, 0), "ndirs",
                                         json_integer (ndirs)) == 0
-            && (!vals || blobtab_merge (dirs, vals) == 0)
-            && kvs_frame_encode (one, dirs, NULL, 0, SIZE_MAX, &buf, &len) == 0) {
+            && kvs_frame_encode (one, blobs, NULL, 0, SIZE_MAX, &buf, &len) == 0) {
             f = canopy_event_publish_raw (ctx->h, "kvs.setroot", CANOPY_MSGFLAG_RAW,
                                            buf, len);
             free (buf);
             if (f)
-                ctx->stats.primed_values += blobtab_count (dirs) - ndirs;
+                ctx->stats.primed_values += blobtab_count (blobs) - ndirs;
         }
         json_decref (one);
     }
@@ -907,16 +903,16 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
      * again later (fence_timer), and answered then, here too.
      */
     if (any) {
-        blobtab_t *dirs = names_ok ? prime_objects (rd) : NULL;
+        blobtab_t *blobs = names_ok ? prime_objects (rd) : NULL;
         canopy_future_t *f = NULL;
-        if (names_ok && dirs) {
-            blobtab_t *vals = prime_values (rd);
-            f = publish_setroot (ctx, names, dirs, vals);
-            blobtab_destroy (vals);
+        if (names_ok && blobs) {
+            int ndirs = blobtab_count (blobs);
+            (void)prime_values (rd, blobs);
+            f = publish_setroot (ctx, names, blobs, ndirs);
         }
         else
             errno = ENOMEM;
-        blobtab_destroy (dirs);
+        blobtab_destroy (blobs);
         if (!f) {
             for (int i = 0; i < rd->nfences; i++) {
                 if (!errnum && !rd->failed[i])
