@@ -186,16 +186,19 @@ int main (int argc, char *argv[])
     }
     if (!received)
         printf ("nothing received\n");
+    fflush (stdout);        /* the result is out, whatever happens next */
     canopy_msg_decref (msg);
     free (padding);
-    /* stop the monitor before closing: an active monitor's pipe to an
-     * unread PAIR can keep zmq_ctx_term waiting for ever (it hung a CI
-     * run once, after a refused CURVE handshake)
-     */
     (void)zmq_socket_monitor (s, NULL, 0);
     zmq_setsockopt (mon, ZMQ_LINGER, &zero, sizeof (zero));
     zmq_close (mon);
     zmq_close (s);
-    zmq_ctx_term (ctx);
+    /* No zmq_ctx_term: after a refused handshake it has waited for ever
+     * on a session being torn down, even with linger 0 and the monitor
+     * stopped (t0305 once, t0310 once, both in the sanitized suite), and
+     * the alarm then killed us with the result still in stdout's buffer.
+     * Exiting leaves ZeroMQ's threads to the kernel.
+     */
+    (void)ctx;
     return 0;
 }
