@@ -640,7 +640,64 @@ static void inflight_cb (canopy_future_t *f, void *arg)
     free (in);
 }
 
-/* Send every new blob to the content service.  Unless 'wait', the round
+/* The blobs store_all sends, in order: each successful fence's values,
+ * straight from its table (a value already sent by an earlier fence, or
+ * equal to a new directory, once), then the new directories (rd->store).
+ * Calls fn for each; used twice, to size the buffer and to fill it.
+ */
+typedef void (*store_blob_f)(const char *ref, const void *data, size_t len,
+                             void *arg);
+
+static void foreach_new_blob (struct round *rd, store_blob_f fn, void *arg)
+{
+    for (int i = 0; i < rd->nfences; i++) {
+        const blobtab_t *bt = rd->fences[i]->blobs;
+        if (rd->failed[i] || !bt)
+            continue;
+        for (int j = 0; j < blobtab_count (bt); j++) {
+            const char *ref;
+            const void *data;
+            size_t len;
+            bool seen = false;
+            (void)blobtab_at (bt, j, &ref, &data, &len);
+            for (int k = 0; k < i && !seen; k++)
+                seen = !rd->failed[k] && blobtab_has (rd->fences[k]->blobs, ref);
+            if (!seen && !blobtab_has (rd->store, ref))
+                fn (ref, data, len, arg);
+        }
+    }
+    for (int i = 0; i < blobtab_count (rd->store); i++) {
+        const char *ref;
+        const void *data;
+        size_t len;
+        (void)blobtab_at (rd->store, i, &ref, &data, &len);
+        fn (ref, data, len, arg);
+    }
+}
+
+static void size_blob (const char *ref, const void *data, size_t len, void *arg)
+{
+    *(size_t *)arg += BLOBREF_STRLEN + 4 + len;
+}
+
+static void put_blob (const char *ref, const void *data, size_t len, void *arg)
+{
+    uint8_t **pp = arg;
+    uint8_t *p = *pp;
+
+    memcpy (p, ref, BLOBREF_STRLEN);
+    p += BLOBREF_STRLEN;
+    p[0] = len >> 24;
+    p[1] = len >> 16;
+    p[2] = len >> 8;
+    p[3] = len;
+    memcpy (p + 4, data, len);
+    *pp = p + 4 + len;
+}
+
+/* Send every new blob to the content service, in one content.store-local
+ * (foreach_new_blob: the values are not merged into a table of the round
+ * first, which cost a copy of every value).  Unless 'wait', the round
  * goes on at once: the store travels to the content service over the
  * same FIFO pipes as the setroot event that follows it, so any broker's
  * load of a new object reaches the content service after the store.
@@ -648,33 +705,15 @@ static void inflight_cb (canopy_future_t *f, void *arg)
 static int store_all (struct round *rd, bool wait)
 {
     struct kvs_ctx *ctx = rd->a->ctx;
-    int n = blobtab_count (rd->store);
     size_t total = 0;
     uint8_t *buf, *p;
     canopy_future_t *f;
 
-    for (int i = 0; i < n; i++) {
-        size_t len;
-        (void)blobtab_at (rd->store, i, NULL, NULL, &len);
-        total += BLOBREF_STRLEN + 4 + len;
-    }
+    foreach_new_blob (rd, size_blob, &total);
     if (!(buf = malloc (total + 1)))
         return -1;
     p = buf;
-    for (int i = 0; i < n; i++) {
-        const char *ref;
-        const void *data;
-        size_t len;
-        (void)blobtab_at (rd->store, i, &ref, &data, &len);
-        memcpy (p, ref, BLOBREF_STRLEN);
-        p += BLOBREF_STRLEN;
-        p[0] = len >> 24;
-        p[1] = len >> 16;
-        p[2] = len >> 8;
-        p[3] = len;
-        memcpy (p + 4, data, len);
-        p += 4 + len;
-    }
+    foreach_new_blob (rd, put_blob, &p);
     /* We vouch for the refs (we just computed them): no re-hashing. */
     f = canopy_rpc_raw (ctx->h, "content.store-local", buf, total, CANOPY_NODEID_ANY, 0);
     free (buf);
@@ -725,14 +764,6 @@ static void round_continue (struct round *rd)
     if (!any) {
         round_finish (rd, 0, NULL);
         return;
-    }
-    for (int i = 0; i < rd->nfences; i++) {
-        if (rd->failed[i])
-            continue;
-        if (blobtab_merge (rd->store, rd->fences[i]->blobs) < 0) {
-            round_finish (rd, ENOMEM, NULL);
-            return;
-        }
     }
     rd->sync = false;
     for (int i = 0; i < rd->nfences; i++) {

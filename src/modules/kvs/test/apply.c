@@ -432,6 +432,22 @@ static void test_fence_priming (void **state)
     assert_int_equal (answer (env, 6, NULL, NULL, 0), 0);
     json_decref (ev);
     assert_string_equal (get (env, "kap.f", 0), big);
+    /* two fences of one round with the same value, and a value of its
+     * own each: every blob goes to the content service once (the
+     * harness fails on a blob stored twice in one request)
+     */
+    char other[300];
+    memset (other, 'o', sizeof (other) - 1);
+    other[sizeof (other) - 1] = '\0';
+    int before = env->stored_blobs;
+    submit (env, 10, "j", 1, 0, put (put (NULL, "kap.j1", huge), "kap.j2", big));
+    submit (env, 11, "k", 1, 0, put (put (NULL, "kap.k1", huge), "kap.k2", other));
+    json_decref (drive (env, 0));
+    assert_int_equal (answer (env, 10, NULL, NULL, 0), 0);
+    assert_int_equal (answer (env, 11, NULL, NULL, 0), 0);
+    assert_true (env->stored_blobs > before);
+    assert_memory_equal (get (env, "kap.k1", 0), huge, sizeof (result) - 1);  /* get keeps that much */
+    assert_string_equal (get (env, "kap.k2", 0), other);
     /* a commit (one participant) carries none, nor does prime-values=0 */
     submit (env, 7, NULL, 1, 0, put (NULL, "kap.g", big));
     ev = drive (env, 0);

@@ -121,8 +121,12 @@ int kvsenv_serve_stores (struct kvsenv *env, int errnum)
                               "content.store-local"))) {
         const uint8_t *p;
         size_t len, off = 0;
+        json_t *seen = json_object ();
+        assert_non_null (seen);
         assert_int_equal (canopy_msg_get_payload (req, (const void **)&p, &len), 0);
-        /* blobref (BLOBREF_STRLEN bytes), u32 length, data; repeated */
+        /* blobref (BLOBREF_STRLEN bytes), u32 length, data; repeated,
+         * each blob once per request
+         */
         while (!errnum && off < len) {
             char ref[BLOBREF_MAX], computed[BLOBREF_MAX];
             assert_true (len - off >= BLOBREF_STRLEN + 4);
@@ -135,8 +139,13 @@ int kvsenv_serve_stores (struct kvsenv *env, int errnum)
             assert_true (len - off >= blen);
             store (env, p + off, blen, computed);
             assert_string_equal (ref, computed);    /* the applier's refs are right */
+            if (json_object_get (seen, ref))
+                fail_msg ("blob %s stored twice in one request", ref);
+            assert_int_equal (json_object_set_new (seen, ref, json_true ()), 0);
+            env->stored_blobs++;
             off += blen;
         }
+        json_decref (seen);
         fakeh_respond (env->fake, req, errnum, NULL, 0);
         canopy_msg_decref (req);
         n++;

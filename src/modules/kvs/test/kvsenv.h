@@ -23,6 +23,7 @@ struct kvsenv {
     struct kvs_ctx ctx;
     struct fakeh *fake;
     json_t *content;            /* ref -> base64 of the bytes */
+    int stored_blobs;           /* blobs received in content.store-local */
 };
 
 struct kvsenv *kvsenv_create (uint32_t rank, uint32_t size);
