@@ -640,15 +640,14 @@ static void inflight_cb (canopy_future_t *f, void *arg)
     free (in);
 }
 
-/* The blobs store_all sends, in order: each successful fence's values,
- * straight from its table (a value already sent by an earlier fence, or
- * equal to a new directory, once), then the new directories (rd->store).
- * Calls fn for each; used twice, to size the buffer and to fill it.
+/* Call fn for every value blob of the round's successful fences, fence by
+ * fence in table order (a value two fences carry comes twice), until fn
+ * returns false.  Shared by store_all and prime_values.
  */
-typedef void (*store_blob_f)(const char *ref, const void *data, size_t len,
-                             void *arg);
+typedef bool (*round_value_f)(struct round *rd, int fence, const char *ref,
+                              const void *data, size_t len, void *arg);
 
-static void foreach_new_blob (struct round *rd, store_blob_f fn, void *arg)
+static void foreach_value (struct round *rd, round_value_f fn, void *arg)
 {
     for (int i = 0; i < rd->nfences; i++) {
         const blobtab_t *bt = rd->fences[i]->blobs;
@@ -658,14 +657,44 @@ static void foreach_new_blob (struct round *rd, store_blob_f fn, void *arg)
             const char *ref;
             const void *data;
             size_t len;
-            bool seen = false;
             (void)blobtab_at (bt, j, &ref, &data, &len);
-            for (int k = 0; k < i && !seen; k++)
-                seen = !rd->failed[k] && blobtab_has (rd->fences[k]->blobs, ref);
-            if (!seen && !blobtab_has (rd->store, ref))
-                fn (ref, data, len, arg);
+            if (!fn (rd, i, ref, data, len, arg))
+                return;
         }
     }
+}
+
+/* The blobs store_all sends, in order: the values (one an earlier fence
+ * of the round, or a new directory, already has is skipped), then the
+ * new directories (rd->store).  Calls fn for each; used twice, to size
+ * the buffer and to fill it.
+ */
+typedef void (*store_blob_f)(const char *ref, const void *data, size_t len,
+                             void *arg);
+
+struct new_blobs {
+    store_blob_f fn;
+    void *arg;
+};
+
+static bool new_value (struct round *rd, int fence, const char *ref,
+                       const void *data, size_t len, void *arg)
+{
+    struct new_blobs *nb = arg;
+    for (int k = 0; k < fence; k++) {
+        if (!rd->failed[k] && blobtab_has (rd->fences[k]->blobs, ref))
+            return true;
+    }
+    if (!blobtab_has (rd->store, ref))
+        nb->fn (ref, data, len, nb->arg);
+    return true;
+}
+
+static void foreach_new_blob (struct round *rd, store_blob_f fn, void *arg)
+{
+    struct new_blobs nb = { .fn = fn, .arg = arg };
+
+    foreach_value (rd, new_value, &nb);
     for (int i = 0; i < blobtab_count (rd->store); i++) {
         const char *ref;
         const void *data;
@@ -825,40 +854,48 @@ static blobtab_t *prime_objects (struct round *rd)
  * the table the frame is made of).  Returns how many were added; on
  * ENOMEM, those that fitted.
  */
+struct prime_budget {
+    size_t max;         /* kvs.prime-max */
+    size_t left;        /* of this event's share of kvs.prime-values */
+    blobtab_t *blobs;
+    int added;
+};
+
+static bool prime_value (struct round *rd, int fence, const char *ref,
+                         const void *data, size_t len, void *arg)
+{
+    struct prime_budget *pb = arg;
+
+    if (len > pb->max || len > pb->left)
+        return true;
+    int rc = blobtab_add (pb->blobs, ref, data, len, NULL, 0);
+    if (rc < 0)
+        return false;       /* ENOMEM: carry what fitted */
+    if (rc == 1) {
+        pb->left -= len;
+        pb->added++;
+    }
+    return pb->left > 0;
+}
+
 static int prime_values (struct round *rd, blobtab_t *blobs)
 {
     struct kvs_ctx *ctx = rd->a->ctx;
-    size_t budget = ctx->size > 1 ? ctx->limits.prime_values / ctx->size : 0;
+    struct prime_budget pb = {
+        .max = ctx->limits.prime_max,
+        .left = ctx->size > 1 ? ctx->limits.prime_values / ctx->size : 0,
+        .blobs = blobs,
+    };
     bool collective = false;
-    int added = 0;
 
     for (int i = 0; i < rd->nfences; i++) {
         if (!rd->failed[i] && rd->fences[i]->nprocs > 1)
             collective = true;
     }
-    if (!collective || budget == 0 || ctx->limits.prime_max == 0)
+    if (!collective || pb.left == 0 || pb.max == 0)
         return 0;
-    for (int i = 0; i < rd->nfences && budget > 0; i++) {
-        blobtab_t *bt = rd->fences[i]->blobs;
-        if (rd->failed[i] || !bt)
-            continue;
-        for (int j = 0; j < blobtab_count (bt); j++) {
-            const char *ref;
-            const void *data;
-            size_t len;
-            (void)blobtab_at (bt, j, &ref, &data, &len);
-            if (len > (size_t)ctx->limits.prime_max || len > budget)
-                continue;
-            int rc = blobtab_add (blobs, ref, data, len, NULL, 0);
-            if (rc < 0)
-                return added;       /* ENOMEM: carry what fitted */
-            if (rc == 1) {
-                budget -= len;
-                added++;
-            }
-        }
-    }
-    return added;
+    foreach_value (rd, prime_value, &pb);
+    return pb.added;
 }
 
 /* Publish kvs.setroot: JSON, or, with directories or values to carry, a
