@@ -100,6 +100,17 @@ void kap_timeline_add (struct kap_result *res, double enter, double answer)
         res->sync_answer_last = answer;
 }
 
+/* The sync timeline's three spans, in seconds: entries spread, last entry
+ * to first answer, answers spread.
+ */
+static void timeline_spans (const struct kap_result *res, double *enter,
+                            double *kvs, double *answer)
+{
+    *enter = res->sync_enter_last - res->sync_enter_first;
+    *kvs = res->sync_answer_first - res->sync_enter_last;
+    *answer = res->sync_answer_last - res->sync_answer_first;
+}
+
 json_t *kap_report_json (const struct kap_config *cfg,
                          const struct kap_result *res)
 {
@@ -136,14 +147,13 @@ json_t *kap_report_json (const struct kap_config *cfg,
             goto nomem;
     }
     if (res->sync_ranks > 0) {
+        double e, k, a;
+        timeline_spans (res, &e, &k, &a);
         json_t *o = json_pack ("{s:i s:f s:f s:f}",
                                "ranks", res->sync_ranks,
-                               "enter_spread_us",
-                               (res->sync_enter_last - res->sync_enter_first) * us,
-                               "answer_spread_us",
-                               (res->sync_answer_last - res->sync_answer_first) * us,
-                               "last_enter_to_first_answer_us",
-                               (res->sync_answer_first - res->sync_enter_last) * us);
+                               "enter_spread_us", e * us,
+                               "answer_spread_us", a * us,
+                               "last_enter_to_first_answer_us", k * us);
         if (!o || json_object_set_new (doc, "sync_timeline", o) < 0)
             goto nomem;
     }
@@ -228,12 +238,13 @@ void kap_report_print (FILE *f, const struct kap_config *cfg,
     for (int p = 0; p < KAP_NPHASES; p++)
         fprintf (f, "%-9s %10.3f %10.3f\n", phase_names[p],
                  res->wall_max[p] * 1e3, res->wall_min[p] * 1e3);
-    if (res->sync_ranks > 0)
+    if (res->sync_ranks > 0) {
+        double e, k, a;
+        timeline_spans (res, &e, &k, &a);
         fprintf (f, "sync timeline: entries spread over %.3f ms, %.3f ms from the"
                  " last entry to the first answer, answers spread over %.3f ms\n",
-                 (res->sync_enter_last - res->sync_enter_first) * 1e3,
-                 (res->sync_answer_first - res->sync_enter_last) * 1e3,
-                 (res->sync_answer_last - res->sync_answer_first) * 1e3);
+                 e * 1e3, k * 1e3, a * 1e3);
+    }
     if (res->errors > 0)
         fprintf (f, "FAILED: %ld value%s read back wrong or missing\n",
                  res->errors, res->errors == 1 ? "" : "s");

@@ -59,9 +59,14 @@ static const char *parse_chars (struct jparse *jp, size_t *len)
     return NULL;
 }
 
-static bool is_digit (const struct jparse *jp)
+/* Step over [0-9]+; false if no digit is there. */
+static bool digits (struct jparse *jp)
 {
-    return jp->p < jp->end && *jp->p >= '0' && *jp->p <= '9';
+    const char *start = jp->p;
+
+    while (jp->p < jp->end && *jp->p >= '0' && *jp->p <= '9')
+        jp->p++;
+    return jp->p > start;
 }
 
 /* -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
@@ -75,28 +80,22 @@ static json_t *parse_number (struct jparse *jp)
 
     if (*jp->p == '-')
         jp->p++;
-    if (!is_digit (jp))
+    if (jp->p < jp->end && *jp->p == '0')
+        jp->p++;                /* no leading zeros: "01" declines below */
+    else if (!digits (jp))
         return NULL;
-    if (*jp->p++ != '0') {
-        while (is_digit (jp))
-            jp->p++;
-    }
     if (jp->p < jp->end && *jp->p == '.') {
         jp->p++;
-        if (!is_digit (jp))
+        if (!digits (jp))
             return NULL;
-        while (is_digit (jp))
-            jp->p++;
         real = true;
     }
     if (jp->p < jp->end && (*jp->p == 'e' || *jp->p == 'E')) {
         jp->p++;
         if (jp->p < jp->end && (*jp->p == '+' || *jp->p == '-'))
             jp->p++;
-        if (!is_digit (jp))
+        if (!digits (jp))
             return NULL;
-        while (is_digit (jp))
-            jp->p++;
         real = true;
     }
     n = jp->p - start;
@@ -115,20 +114,6 @@ static json_t *parse_number (struct jparse *jp)
     if (endp != buf + n || ((d == HUGE_VAL || d == -HUGE_VAL) && errno == ERANGE))
         return NULL;
     return json_real (d);
-}
-
-/* At a container's opening character: step over it; true if the
- * closing character follows at once (an empty container).
- */
-static bool open_container (struct jparse *jp, char close)
-{
-    jp->p++;
-    skip_ws (jp);
-    if (jp->p < jp->end && *jp->p == close) {
-        jp->p++;
-        return true;
-    }
-    return false;
 }
 
 /* After a member or element: 1 at the closing character (stepped over),
@@ -150,58 +135,57 @@ static int after_item (struct jparse *jp, char close)
     return 0;
 }
 
-static json_t *parse_object (struct jparse *jp)
+/* "key" : value, into object o.  Returns 0, or -1 to decline. */
+static int add_member (struct jparse *jp, json_t *o)
 {
-    json_t *o = json_object ();
-    int rc;
+    const char *key;
+    size_t klen;
+    json_t *v;
 
-    if (!o)
-        return NULL;
-    if (open_container (jp, '}'))
-        return o;
-    do {
-        const char *key;
-        size_t klen;
-        json_t *v;
-
-        if (jp->p >= jp->end || *jp->p != '"'
-            || !(key = parse_chars (jp, &klen)))
-            goto decline;
-        skip_ws (jp);
-        if (jp->p >= jp->end || *jp->p != ':')
-            goto decline;
-        jp->p++;
-        skip_ws (jp);
-        if (!(v = parse_value (jp)))
-            goto decline;
-        if (json_object_setn_new_nocheck (o, key, klen, v) < 0)
-            goto decline;   /* v was stolen */
-    } while ((rc = after_item (jp, '}')) == 0);
-    if (rc == 1)
-        return o;
-decline:
-    json_decref (o);
-    return NULL;
+    if (jp->p >= jp->end || *jp->p != '"' || !(key = parse_chars (jp, &klen)))
+        return -1;
+    skip_ws (jp);
+    if (jp->p >= jp->end || *jp->p != ':')
+        return -1;
+    jp->p++;
+    skip_ws (jp);
+    if (!(v = parse_value (jp)))
+        return -1;
+    return json_object_setn_new_nocheck (o, key, klen, v);  /* steals v */
 }
 
-static json_t *parse_array (struct jparse *jp)
+/* value, appended to array a.  Returns 0, or -1 to decline. */
+static int add_element (struct jparse *jp, json_t *a)
 {
-    json_t *a = json_array ();
+    json_t *v = parse_value (jp);
+
+    return v ? json_array_append_new (a, v) : -1;          /* steals v */
+}
+
+/* At '{' or '[': the object or array, with jp->p past its end. */
+static json_t *parse_container (struct jparse *jp)
+{
+    bool object = *jp->p == '{';
+    char close = object ? '}' : ']';
+    json_t *c = object ? json_object () : json_array ();
     int rc;
 
-    if (!a)
+    if (!c)
         return NULL;
-    if (open_container (jp, ']'))
-        return a;
+    jp->p++;
+    skip_ws (jp);
+    if (jp->p < jp->end && *jp->p == close) {
+        jp->p++;
+        return c;
+    }
     do {
-        json_t *v;
-        if (!(v = parse_value (jp)) || json_array_append_new (a, v) < 0)
+        if ((object ? add_member (jp, c) : add_element (jp, c)) < 0)
             goto decline;
-    } while ((rc = after_item (jp, ']')) == 0);
+    } while ((rc = after_item (jp, close)) == 0);
     if (rc == 1)
-        return a;
+        return c;
 decline:
-    json_decref (a);
+    json_decref (c);
     return NULL;
 }
 
@@ -228,7 +212,7 @@ static json_t *parse_value (struct jparse *jp)
         case '[':
             if (++jp->depth > JSON_FAST_MAX_DEPTH)
                 return NULL;
-            v = *jp->p == '{' ? parse_object (jp) : parse_array (jp);
+            v = parse_container (jp);
             jp->depth--;
             return v;
         case '"':

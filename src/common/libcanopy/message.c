@@ -36,17 +36,33 @@ struct msg_pbuf {
     char data[];
 };
 
-void *msg_payload_alloc (struct canopy_msg *msg, size_t size)
+/* A new shared buffer of size bytes and the NUL after them, or NULL. */
+static struct msg_pbuf *pbuf_create (size_t size)
 {
     struct msg_pbuf *pb = malloc (sizeof (*pb) + size + 1);
 
-    if (!pb)
-        return NULL;
-    atomic_init (&pb->refs, 1);
-    pb->data[size] = '\0';
+    if (pb) {
+        atomic_init (&pb->refs, 1);
+        pb->data[size] = '\0';
+    }
+    return pb;
+}
+
+/* Make pb (one reference, ours) the payload of msg, which has none. */
+static void pbuf_attach (canopy_msg_t *msg, struct msg_pbuf *pb, size_t size)
+{
     msg->pbuf = pb;
     msg->payload = pb->data;
     msg->payload_size = size;
+}
+
+void *msg_payload_alloc (struct canopy_msg *msg, size_t size)
+{
+    struct msg_pbuf *pb = pbuf_create (size);
+
+    if (!pb)
+        return NULL;
+    pbuf_attach (msg, pb, size);
     return pb->data;
 }
 
@@ -141,12 +157,8 @@ canopy_msg_t *canopy_msg_copy (const canopy_msg_t *msg, bool payload)
     if (msg->topic && !(cpy->topic = strdup (msg->topic)))
         goto nomem;
     if (payload && msg->payload_size > 0) {
-        if (msg->pbuf) {            /* shared: the bytes never change */
-            atomic_fetch_add (&msg->pbuf->refs, 1);
-            cpy->pbuf = msg->pbuf;
-            cpy->payload = msg->payload;
-            cpy->payload_size = msg->payload_size;
-        }
+        if (msg->pbuf)              /* shared: the bytes never change */
+            pbuf_attach (cpy, msg_payload_ref (msg), msg->payload_size);
         else {
             void *p = msg_payload_alloc (cpy, msg->payload_size);
             if (!p)
@@ -297,7 +309,7 @@ int canopy_msg_set_payload_nocopy (canopy_msg_t *msg, void *data, size_t size)
 
 int canopy_msg_set_payload (canopy_msg_t *msg, const void *data, size_t size)
 {
-    void *cpy = NULL;
+    struct msg_pbuf *pb;
 
     if (!msg || (size > 0 && !data)) {
         errno = EINVAL;
@@ -310,16 +322,13 @@ int canopy_msg_set_payload (canopy_msg_t *msg, const void *data, size_t size)
     if (size == 0)
         return canopy_msg_set_payload_nocopy (msg, NULL, 0);
     /* a new buffer first: on ENOMEM the message is unchanged */
-    canopy_msg_t tmp = { .refcount = 1 };
-    if (!(cpy = msg_payload_alloc (&tmp, size))) {
+    if (!(pb = pbuf_create (size))) {
         errno = ENOMEM;
         return -1;
     }
-    memcpy (cpy, data, size);
+    memcpy (pb->data, data, size);
     clear_payload (msg);
-    msg->pbuf = tmp.pbuf;
-    msg->payload = tmp.payload;
-    msg->payload_size = size;
+    pbuf_attach (msg, pb, size);
     msg->flags |= CANOPY_MSGFLAG_PAYLOAD;
     return 0;
 }

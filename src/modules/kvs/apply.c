@@ -803,6 +803,18 @@ static void round_continue (struct round *rd)
         round_finish (rd, errno ? errno : ENOMEM, "storing the new version failed");
 }
 
+/* Whether a fence of the round with more than one participant succeeded:
+ * only then does the setroot carry directories and values.
+ */
+static bool round_collective (struct round *rd)
+{
+    for (int i = 0; i < rd->nfences; i++) {
+        if (!rd->failed[i] && rd->fences[i]->nprocs > 1)
+            return true;
+    }
+    return false;
+}
+
 /* The new directories to carry in the setroot event: each at most
  * kvs.prime-max bytes, kvs.prime-budget in all, nearest the root first
  * (unroll stores children before parents, so walk backwards), as their
@@ -818,13 +830,8 @@ static blobtab_t *prime_objects (struct round *rd)
     struct kvs_ctx *ctx = rd->a->ctx;
     blobtab_t *dirs = blobtab_create ();
     size_t budget = ctx->limits.prime_budget;
-    bool collective = false;
 
-    for (int i = 0; i < rd->nfences; i++) {
-        if (!rd->failed[i] && rd->fences[i]->nprocs > 1)
-            collective = true;
-    }
-    if (!dirs || ctx->limits.prime_max == 0 || !collective)
+    if (!dirs || ctx->limits.prime_max == 0 || !round_collective (rd))
         return dirs;
     for (int i = rd->nnewdirs - 1; i >= 0; i--) {
         struct newdir *nd = &rd->newdirs[i];
@@ -851,14 +858,12 @@ static blobtab_t *prime_objects (struct round *rd)
  * (with 8 MiB: 1 MiB per event on 8 brokers, 128 KiB on 64, where a
  * whole MiB made 1024-participant fences 45% slower for 20% faster gets).
  * The values are added to 'blobs' (after the directories: one copy, into
- * the table the frame is made of).  Returns how many were added; on
- * ENOMEM, those that fitted.
+ * the table the frame is made of); on ENOMEM, those that fitted.
  */
 struct prime_budget {
     size_t max;         /* kvs.prime-max */
     size_t left;        /* of this event's share of kvs.prime-values */
     blobtab_t *blobs;
-    int added;
 };
 
 static bool prime_value (struct round *rd, int fence, const char *ref,
@@ -871,14 +876,12 @@ static bool prime_value (struct round *rd, int fence, const char *ref,
     int rc = blobtab_add (pb->blobs, ref, data, len, NULL, 0);
     if (rc < 0)
         return false;       /* ENOMEM: carry what fitted */
-    if (rc == 1) {
+    if (rc == 1)
         pb->left -= len;
-        pb->added++;
-    }
     return pb->left > 0;
 }
 
-static int prime_values (struct round *rd, blobtab_t *blobs)
+static void prime_values (struct round *rd, blobtab_t *blobs)
 {
     struct kvs_ctx *ctx = rd->a->ctx;
     struct prime_budget pb = {
@@ -886,16 +889,10 @@ static int prime_values (struct round *rd, blobtab_t *blobs)
         .left = ctx->size > 1 ? ctx->limits.prime_values / ctx->size : 0,
         .blobs = blobs,
     };
-    bool collective = false;
 
-    for (int i = 0; i < rd->nfences; i++) {
-        if (!rd->failed[i] && rd->fences[i]->nprocs > 1)
-            collective = true;
-    }
-    if (!collective || pb.left == 0 || pb.max == 0)
-        return 0;
+    if (!round_collective (rd) || pb.left == 0 || pb.max == 0)
+        return;
     foreach_value (rd, prime_value, &pb);
-    return pb.added;
 }
 
 /* Publish kvs.setroot: JSON, or, with directories or values to carry, a
@@ -975,7 +972,7 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
         canopy_future_t *f = NULL;
         if (names_ok && blobs) {
             int ndirs = blobtab_count (blobs);
-            (void)prime_values (rd, blobs);
+            prime_values (rd, blobs);
             f = publish_setroot (ctx, names, blobs, ndirs);
         }
         else

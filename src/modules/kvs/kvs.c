@@ -125,7 +125,7 @@ static int prime_blob (const char *ref, const void *data, size_t len, void *arg)
     struct kvs_ctx *ctx = p->ctx;
 
     if (p->index++ < p->ndirs) {
-        if (len > 0 && objcache_put_dir_encoded (ctx->cache, ref, data, len) == 0)
+        if (objcache_put_dir_encoded (ctx->cache, ref, data, len) == 0)
             ctx->stats.primed++;
     }
     else if (objcache_put_raw (ctx->cache, ref, data, len) == 0)
