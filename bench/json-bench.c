@@ -1,28 +1,38 @@
-/* json-bench - canopy's JSON decoder (json_fast_loadb) beside jansson's
- * json_loadb, on the texts a broker decodes most.
+/* json-bench - canopy's JSON codec (json_fast_loadb, json_fast_dumps)
+ * beside jansson's json_loadb and json_dumps, on the texts a broker and a
+ * client handle most.
  *
  *   json-bench [-r ROUNDS] [-n REPS]
  *
  * Texts: a KVS directory of 32 and of 512 small values (what a setroot
  * event primes and a fault brings in), a kvs.lookup request, a lookup
- * answer carrying a value, and a fence request's JSON header.  Each round
- * times REPS decodes of every text with each decoder, the two in
- * alternating order from round to round; the table gives the median
- * microseconds per decode over the rounds and the ratio fast/jansson
- * (below 1: faster).  Before timing, each text is checked to decode to
- * equal values both ways.
+ * answer carrying a value, a fence request's JSON header, and the
+ * operations of a 16-put transaction (what kvs_fence encodes and a
+ * leaf broker re-encodes for its relay).  Two tables: decoding each text,
+ * and encoding its value compactly.  Each round times REPS of every text
+ * with each codec, the two in alternating order from round to round; the
+ * tables give the median microseconds per call over the rounds and the
+ * ratio fast/jansson (below 1: faster).  Before timing, each text is
+ * checked to decode to equal values both ways and to encode to the same
+ * bytes both ways.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <jansson.h>
 #include "src/common/libcanopy/json_fast.h"
+#include "src/common/libcanopy/json_fast_dump.h"
 #include "src/common/libutil/monotime.h"
 #include "benchstat.h"
 
-typedef json_t *(*decode_f)(const char *s, size_t len, size_t flags,
-                            json_error_t *error);
+struct text {
+    const char *name;
+    char *text;
+    size_t len;
+    json_t *value;
+};
 
 static char *dir_text (int n)
 {
@@ -39,27 +49,81 @@ static char *dir_text (int n)
     return s;
 }
 
-static double time_decode (decode_f fn, const char *s, size_t len, int reps)
+static char *txn_text (void)
+{
+    json_t *ops = json_array ();
+    char key[64];
+    for (int i = 0; i < 16; i++) {
+        snprintf (key, sizeof (key), "kap.1.%d.0.17", i);
+        json_array_append_new (ops, json_pack ("[s,{s:i s:s s:s}]", key, "ver", 1,
+                                               "type", "val", "data", "AAAAAAAAAAA="));
+    }
+    json_t *f = json_pack ("[{s:s s:i s:i s:i s:o}]", "name", "kap.1.sync", "nprocs", 32,
+                           "flags", 0, "count", 1, "ops", ops);
+    char *s = json_dumps (f, JSON_COMPACT);
+    json_decref (f);
+    return s;
+}
+
+static void die (const char *what, const char *name)
+{
+    fprintf (stderr, "json-bench: %s %s\n", what, name);
+    exit (1);
+}
+
+/* Microseconds per call of one codec (fast or jansson) in one direction. */
+static double time_calls (bool encode, bool fast, const struct text *t, int reps)
 {
     double t0 = monotime ();
     for (int i = 0; i < reps; i++) {
-        json_t *o = fn (s, len, JSON_DECODE_ANY, NULL);
-        if (!o) {
-            fprintf (stderr, "json-bench: a text failed to decode\n");
-            exit (1);
+        if (encode) {
+            char *s = fast ? json_fast_dumps (t->value, JSON_COMPACT)
+                           : json_dumps (t->value, JSON_COMPACT);
+            if (!s)
+                die ("cannot encode", t->name);
+            free (s);
         }
-        json_decref (o);
+        else {
+            json_t *o = fast ? json_fast_loadb (t->text, t->len, 0, NULL)
+                             : json_loadb (t->text, t->len, 0, NULL);
+            if (!o)
+                die ("cannot decode", t->name);
+            json_decref (o);
+        }
     }
     return (monotime () - t0) * 1e6 / reps;
+}
+
+static void table (bool encode, struct text *texts, int ntexts, int rounds, int reps)
+{
+    printf ("%s\n%-20s %7s %12s %12s %7s\n", encode ? "encoding (JSON_COMPACT)"
+            : "decoding", "text", "bytes", "jansson us", "fast us", "ratio");
+    for (int t = 0; t < ntexts; t++) {
+        struct benchstat *js = benchstat_create ();
+        struct benchstat *fs = benchstat_create ();
+        struct benchstat_summary jsum, fsum;
+        if (!js || !fs)
+            die ("out of memory", "");
+        for (int r = 0; r < rounds; r++) {
+            bool fast_first = r % 2;
+            benchstat_push (fast_first ? fs : js,
+                            time_calls (encode, fast_first, &texts[t], reps));
+            benchstat_push (fast_first ? js : fs,
+                            time_calls (encode, !fast_first, &texts[t], reps));
+        }
+        benchstat_summary (js, &jsum);
+        benchstat_summary (fs, &fsum);
+        printf ("%-20s %7zu %12.2f %12.2f %7.2f\n", texts[t].name, texts[t].len,
+                jsum.median, fsum.median, fsum.median / jsum.median);
+        benchstat_destroy (js);
+        benchstat_destroy (fs);
+    }
 }
 
 int main (int argc, char **argv)
 {
     int rounds = 7, reps = 2000, opt;
-    struct {
-        const char *name;
-        char *text;
-    } texts[] = {
+    struct text texts[] = {
         { "dir of 32 values", dir_text (32) },
         { "dir of 512 values", dir_text (512) },
         { "kvs.lookup request", strdup ("{\"key\":\"kap.0.dir3.p17.k4\",\"flags\":0}") },
@@ -67,6 +131,7 @@ int main (int argc, char **argv)
                                    "\"type\":\"val\",\"ver\":1}") },
         { "fence header", strdup ("{\"fences\":[{\"name\":\"kap.sync.1\",\"nprocs\":32,"
                                   "\"flags\":0,\"count\":4}],\"blobs\":[]}") },
+        { "16-put transaction", txn_text () },
     };
     int ntexts = sizeof (texts) / sizeof (texts[0]);
 
@@ -84,45 +149,28 @@ int main (int argc, char **argv)
         return 1;
     }
     for (int t = 0; t < ntexts; t++) {
-        size_t len = strlen (texts[t].text);
-        json_t *a = json_loadb (texts[t].text, len, 0, NULL);
-        json_t *b = json_fast_loadb (texts[t].text, len, 0, NULL);
-        if (!a || !b || !json_equal (a, b)) {
-            fprintf (stderr, "json-bench: the decoders disagree on %s\n",
-                     texts[t].name);
-            return 1;
-        }
-        json_decref (a);
+        struct text *x = &texts[t];
+        if (!x->text)
+            die ("out of memory", "");
+        x->len = strlen (x->text);
+        x->value = json_loadb (x->text, x->len, 0, NULL);
+        json_t *b = json_fast_loadb (x->text, x->len, 0, NULL);
+        if (!x->value || !b || !json_equal (x->value, b))
+            die ("the decoders disagree on", x->name);
         json_decref (b);
+        char *ea = json_dumps (x->value, JSON_COMPACT);
+        char *eb = json_fast_dumps (x->value, JSON_COMPACT);
+        if (!ea || !eb || strcmp (ea, eb) != 0)
+            die ("the encoders disagree on", x->name);
+        free (ea);
+        free (eb);
     }
-    printf ("%-20s %7s %12s %12s %7s\n", "text", "bytes", "jansson us",
-            "fast us", "ratio");
+    table (false, texts, ntexts, rounds, reps);
+    printf ("\n");
+    table (true, texts, ntexts, rounds, reps);
     for (int t = 0; t < ntexts; t++) {
-        struct benchstat *js = benchstat_create ();
-        struct benchstat *fs = benchstat_create ();
-        struct benchstat_summary jsum, fsum;
-        size_t len = strlen (texts[t].text);
-        if (!js || !fs) {
-            fprintf (stderr, "json-bench: out of memory\n");
-            return 1;
-        }
-        for (int r = 0; r < rounds; r++) {
-            if (r % 2 == 0) {
-                benchstat_push (js, time_decode (json_loadb, texts[t].text, len, reps));
-                benchstat_push (fs, time_decode (json_fast_loadb, texts[t].text, len, reps));
-            }
-            else {
-                benchstat_push (fs, time_decode (json_fast_loadb, texts[t].text, len, reps));
-                benchstat_push (js, time_decode (json_loadb, texts[t].text, len, reps));
-            }
-        }
-        benchstat_summary (js, &jsum);
-        benchstat_summary (fs, &fsum);
-        printf ("%-20s %7zu %12.2f %12.2f %7.2f\n", texts[t].name, len,
-                jsum.median, fsum.median, fsum.median / jsum.median);
-        benchstat_destroy (js);
-        benchstat_destroy (fs);
         free (texts[t].text);
+        json_decref (texts[t].value);
     }
     return 0;
 }

@@ -282,6 +282,15 @@ int main (int argc, char *argv[])
     put_str ("json_fast", "escapes", "{\"a\\nb\":\"\\u00e9\",\"a\":1}");
     put_str ("json_fast", "scalar", "\"s\"");
     put_str ("json_fast", "utf8", "[\"caf\xc3\xa9\"]");
+    put_str ("json_fast_dump", "txn", "[{\"name\":\"kap.1.sync\",\"nprocs\":32,"
+             "\"flags\":0,\"count\":1,\"ops\":[[\"kap.1.0.0.3\",{\"ver\":1,"
+             "\"type\":\"val\",\"data\":\"AAAAAAAAAAA=\"}]]}]");
+    put_str ("json_fast_dump", "numbers", "[0,-1,1.5,-2e-3,9223372036854775807,-9223372036854775808]");
+    put_str ("json_fast_dump", "literals", "[true,false,null,{},[],\"\"]");
+    put_str ("json_fast_dump", "escapes", "{\"a\\nb\":\"\\u00e9\",\"q\":\"\\\"\",\"s\":\"a/b\"}");
+    put_str ("json_fast_dump", "order", "{\"z\":1,\"a\":2,\"m\":{\"y\":[3],\"b\":4}}");
+    put_str ("json_fast_dump", "scalar", "\"s\"");
+    put_str ("json_fast_dump", "utf8", "[\"caf\xc3\xa9\",\"\\u0000\"]");
 
     put_str ("blobref", "valid", ref1);
     char upper[BLOBREF_MAX];

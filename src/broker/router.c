@@ -29,6 +29,7 @@
 #include "broker.h"
 #include "overlay.h"
 #include "topology.h"
+#include "src/common/libcanopy/json_fast_dump.h"
 
 struct service {
     bool internal;
@@ -200,7 +201,7 @@ void broker_respond_pack (struct broker *b, const canopy_msg_t *req, const char 
     va_start (ap, fmt);
     o = json_vpack_ex (NULL, 0, fmt, ap);
     va_end (ap);
-    if (!o || !(s = json_dumps (o, JSON_COMPACT))) {
+    if (!o || !(s = json_fast_dumps (o, JSON_COMPACT))) {
         json_decref (o);
         broker_respond_error (b, req, ENOMEM, "out of memory");
         return;

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <canopy/event.h>
 #include <canopy/rpc.h>
+#include "json_fast_dump.h"
 
 static int subscription_rpc (canopy_t *h, const char *topic_name, const char *topic)
 {
@@ -115,7 +116,7 @@ canopy_future_t *canopy_event_publish_pack (canopy_t *h,
         errno = EINVAL;
         return NULL;
     }
-    s = json_dumps (o, JSON_COMPACT);
+    s = json_fast_dumps (o, JSON_COMPACT);
     json_decref (o);
     if (!s) {
         errno = ENOMEM;

@@ -18,6 +18,7 @@
 #include <canopy/message.h>
 #include "message_private.h"
 #include "json_fast.h"
+#include "json_fast_dump.h"
 
 bool msg_type_valid (int type)
 {
@@ -450,7 +451,7 @@ int canopy_msg_pack (canopy_msg_t *msg, const char *fmt, ...)
         errno = EINVAL;
         return -1;
     }
-    if (!(s = json_dumps (o, JSON_COMPACT | JSON_ENCODE_ANY))) {
+    if (!(s = json_fast_dumps (o, JSON_COMPACT | JSON_ENCODE_ANY))) {
         json_decref (o);
         errno = ENOMEM;
         return -1;

@@ -18,6 +18,7 @@
 #include <canopy/msg_handler.h>
 #include "handle_private.h"
 #include "future_private.h"
+#include "json_fast_dump.h"
 
 struct canopy_msg_handler {
     canopy_t *h;
@@ -258,7 +259,7 @@ int canopy_respond_pack (canopy_t *h, const canopy_msg_t *request, const char *f
         errno = EINVAL;
         return -1;
     }
-    s = json_dumps (o, JSON_COMPACT);
+    s = json_fast_dumps (o, JSON_COMPACT);
     json_decref (o);
     if (!s) {
         errno = ENOMEM;

@@ -22,6 +22,7 @@
 #include "handle_private.h"
 #include "future_private.h"
 #include "src/common/libutil/decimal.h"
+#include "json_fast_dump.h"
 
 struct rpc_entry {
     canopy_future_t *f;
@@ -310,7 +311,7 @@ canopy_future_t *canopy_rpc_pack (canopy_t *h,
         errno = EINVAL;
         return NULL;
     }
-    s = json_dumps (o, JSON_COMPACT);
+    s = json_fast_dumps (o, JSON_COMPACT);
     json_decref (o);
     if (!s) {
         errno = ENOMEM;

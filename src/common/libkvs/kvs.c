@@ -22,6 +22,7 @@
 #include "kvs_txn.h"
 #include "kvs_lookup_wire.h"
 #include "kvs_private.h"
+#include "src/common/libcanopy/json_fast_dump.h"
 
 static void txn_free (void *arg)
 {
@@ -111,7 +112,7 @@ int kvs_put (canopy_t *h, const char *key, json_t *val)
         errno = EINVAL;
         return -1;
     }
-    if (!(s = json_dumps (val, JSON_COMPACT | JSON_ENCODE_ANY))) {
+    if (!(s = json_fast_dumps (val, JSON_COMPACT | JSON_ENCODE_ANY))) {
         errno = ENOMEM;
         return -1;
     }

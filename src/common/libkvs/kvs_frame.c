@@ -14,6 +14,7 @@
 #include "src/common/libutil/errprintf.h"
 #include "src/common/libutil/blobref.h"
 #include "kvs_frame.h"
+#include "src/common/libcanopy/json_fast_dump.h"
 
 static uint32_t get32 (const uint8_t *p)
 {
@@ -35,7 +36,7 @@ static char *header_text (json_t *fences, const blobtab_t *blobs, size_t *hlenp)
     char *f, *s, *p;
     size_t flen, size;
 
-    if (!(f = json_dumps (fences, JSON_COMPACT)))
+    if (!(f = json_fast_dumps (fences, JSON_COMPACT)))
         return NULL;
     flen = strlen (f);
     /* each entry: ["ref",len], at most BLOBREF_STRLEN + 26 bytes */

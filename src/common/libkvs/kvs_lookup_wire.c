@@ -20,6 +20,7 @@
 #include "src/common/libcanopy/json_check.h"
 #include "src/common/libcanopy/json_fast.h"
 #include "kvs_lookup_wire.h"
+#include "src/common/libcanopy/json_fast_dump.h"
 
 static bool plain (const char *s)
 {
@@ -52,7 +53,7 @@ char *kvs_lookup_wire_encode (const char *key, int flags, size_t *lenp)
         return s;
     }
     json_t *o = json_pack ("{s:s s:i}", "key", key, "flags", flags);
-    s = o ? json_dumps (o, JSON_COMPACT) : NULL;
+    s = o ? json_fast_dumps (o, JSON_COMPACT) : NULL;
     json_decref (o);
     if (!s) {
         errno = o ? ENOMEM : EINVAL;    /* jansson refuses invalid UTF-8 */

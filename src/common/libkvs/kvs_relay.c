@@ -15,6 +15,7 @@
 #include "src/common/libutil/blobref.h"
 #include "kvs_frame.h"
 #include "kvs_relay.h"
+#include "src/common/libcanopy/json_fast_dump.h"
 
 /* Ops text */
 
@@ -87,7 +88,7 @@ int kvs_opsbuf_append_json (struct kvs_opsbuf *ob, json_t *ops)
     }
     if (json_array_size (ops) == 0)
         return 0;
-    if (!(s = json_dumps (ops, JSON_COMPACT))) {
+    if (!(s = json_fast_dumps (ops, JSON_COMPACT))) {
         errno = ENOMEM;
         return -1;
     }

@@ -34,6 +34,7 @@
 #include "fence.h"
 #include "apply.h"
 #include "checkpoint.h"
+#include "src/common/libcanopy/json_fast_dump.h"
 
 #define MAX_BATCH 4096
 #define SYMLINK_MAX 32
@@ -928,7 +929,7 @@ static canopy_future_t *publish_setroot (struct kvs_ctx *ctx, json_t *names,
         json_decref (one);
     }
     if (!f) {       /* nothing to carry, or it could not be framed: plain JSON */
-        char *s = json_dumps (o, JSON_COMPACT);
+        char *s = json_fast_dumps (o, JSON_COMPACT);
         if (s)
             f = canopy_event_publish (ctx->h, "kvs.setroot", 0, s);
         free (s);

@@ -70,6 +70,7 @@
 #include "access.h"
 #include "checkpoint.h"
 #include "load.h"
+#include "src/common/libcanopy/json_fast_dump.h"
 
 CANOPY_MOD_NAME ("kvs");
 
@@ -232,7 +233,7 @@ static void lookup_done (struct lookup *l, void *arg)
     if (lookup_errnum (l))
         canopy_respond_error (ctx->h, msg, lookup_errnum (l), lookup_errstr (l));
     else if ((o = lookup_get_treeobj (l))) {
-        char *s = json_dumps (o, JSON_COMPACT);
+        char *s = json_fast_dumps (o, JSON_COMPACT);
         if (!s)
             canopy_respond_error (ctx->h, msg, ENOMEM, NULL);
         else
