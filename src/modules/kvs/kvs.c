@@ -116,6 +116,7 @@ void kvs_root_update (struct kvs_ctx *ctx, int version, const char *rootref)
  */
 struct prime {
     struct kvs_ctx *ctx;
+    const canopy_msg_t *msg;    /* the event: primed entries share its payload */
     int ndirs;
     int index;
 };
@@ -126,10 +127,10 @@ static int prime_blob (const char *ref, const void *data, size_t len, void *arg)
     struct kvs_ctx *ctx = p->ctx;
 
     if (p->index++ < p->ndirs) {
-        if (objcache_put_dir_encoded (ctx->cache, ref, data, len) == 0)
+        if (objcache_put_dir_encoded (ctx->cache, ref, data, len, p->msg) == 0)
             ctx->stats.primed++;
     }
-    else if (objcache_put_raw (ctx->cache, ref, data, len) == 0)
+    else if (objcache_put_raw_shared (ctx->cache, ref, data, len, p->msg) == 0)
         ctx->stats.primed_values++;
     return 0;
 }
@@ -178,7 +179,7 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
     fence_setroot (ctx->fences, names, errors, ctx->version, ctx->rootref);
     if (ctx->rank > 0 && table && json_array_size (table) > 0) {
         canopy_error_t error;
-        struct prime p = { .ctx = ctx, .ndirs = ndirs, .index = 0 };
+        struct prime p = { .ctx = ctx, .msg = msg, .ndirs = ndirs, .index = 0 };
         if (kvs_frame_foreach_blob (buf, len, off, table, false, "setroot",
                                     prime_blob, &p, &error) < 0)
             canopy_log (h, LOG_ERR, "kvs.setroot: %s", error.text);

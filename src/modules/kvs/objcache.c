@@ -3,6 +3,9 @@
  * A dir entry holds either its json_t (dir) or, until first asked for,
  * its encoded bytes (data, from objcache_put_dir_encoded): never both.
  * c->encoded counts the entries in the second state.
+ * Bytes (data) are the entry's own malloc'd copy, or, when 'owner' is
+ * set, a span of that message's payload, which the entry holds a
+ * reference to: release_data() undoes either.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +16,7 @@
 #include "src/common/libutil/monotime.h"
 #include "src/common/libutil/blobref.h"
 #include "src/common/libkvs/treeobj.h"
+#include <canopy/message.h>
 #include "objcache.h"
 
 struct waiter {
@@ -27,6 +31,7 @@ struct entry {
     enum objtype type;
     json_t *dir;
     void *data;
+    canopy_msg_t *owner;    /* data lies in this message's payload */
     size_t len;         /* bytes accounted */
     double lastuse;
     struct waiter *waiters;
@@ -44,12 +49,22 @@ struct objcache {
     size_t encoded;
 };
 
+static void release_data (struct entry *e)
+{
+    if (e->owner)
+        canopy_msg_decref (e->owner);
+    else
+        free (e->data);
+    e->owner = NULL;
+    e->data = NULL;
+}
+
 static void entry_free (void *arg)
 {
     struct entry *e = arg;
     if (e) {
         json_decref (e->dir);
-        free (e->data);
+        release_data (e);
         free (e->waiters);
         free (e);
     }
@@ -118,8 +133,7 @@ static bool decode_dir (objcache_t *c, struct entry *e)
         return false;
     }
     e->dir = dir;
-    free (e->data);
-    e->data = NULL;
+    release_data (e);
     c->encoded--;
     return true;
 }
@@ -199,28 +213,38 @@ int objcache_put_dir (objcache_t *c, const char *ref, json_t *dir, size_t size)
     return 0;
 }
 
-/* Cache a copy of len bytes under (type, ref): raw bytes, or an encoded
- * directory.  A valid entry is left as it is.  No side effects on error.
+/* Cache len bytes under (type, ref): raw bytes, or an encoded
+ * directory; a copy, or with 'owner' the bytes where they are in that
+ * message's payload (a reference to it is taken).  A valid entry is left
+ * as it is.  No side effects on error.
  */
-static int put_copy (objcache_t *c, enum objtype type, const char *ref,
-                     const void *data, size_t len)
+static int put_bytes (objcache_t *c, enum objtype type, const char *ref,
+                      const void *data, size_t len, const canopy_msg_t *owner)
 {
     struct entry *e;
-    void *cpy;
+    void *cpy = NULL;
 
+    if (len == 0)
+        owner = NULL;   /* nothing to share: a 1-byte buffer, not NULL */
     if (!(e = entry_get_or_create (c, type, ref)))
         return -1;
     if (e->valid)
         return 0;
-    if (!(cpy = malloc (len ? len : 1))) {
+    if (!owner && !(cpy = malloc (len ? len : 1))) {
         if (e->nwaiters == 0)
             (void)hashmap_delete (c->map, e->key);
         errno = ENOMEM;
         return -1;
     }
-    if (len)
-        memcpy (cpy, data, len);
-    e->data = cpy;
+    if (owner) {
+        e->owner = canopy_msg_incref ((canopy_msg_t *)owner);
+        e->data = (void *)data;
+    }
+    else {
+        if (len)
+            memcpy (cpy, data, len);
+        e->data = cpy;
+    }
     if (type == OBJ_DIR)
         c->encoded++;
     make_valid (c, e, len);
@@ -228,22 +252,28 @@ static int put_copy (objcache_t *c, enum objtype type, const char *ref,
 }
 
 int objcache_put_dir_encoded (objcache_t *c, const char *ref, const void *data,
-                              size_t len)
+                              size_t len, const canopy_msg_t *owner)
 {
     if (!c || !ref || !data || len == 0) {
         errno = EINVAL;
         return -1;
     }
-    return put_copy (c, OBJ_DIR, ref, data, len);
+    return put_bytes (c, OBJ_DIR, ref, data, len, owner);
 }
 
 int objcache_put_raw (objcache_t *c, const char *ref, const void *data, size_t len)
+{
+    return objcache_put_raw_shared (c, ref, data, len, NULL);
+}
+
+int objcache_put_raw_shared (objcache_t *c, const char *ref, const void *data,
+                             size_t len, const canopy_msg_t *owner)
 {
     if (!c || !ref || (!data && len > 0)) {
         errno = EINVAL;
         return -1;
     }
-    return put_copy (c, OBJ_RAW, ref, data, len);
+    return put_bytes (c, OBJ_RAW, ref, data, len, owner);
 }
 
 int objcache_wait (objcache_t *c, const char *ref, enum objtype type,

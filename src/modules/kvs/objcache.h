@@ -11,8 +11,11 @@
  * used ones past 'max_bytes', are dropped by objcache_expire (never
  * pending ones).
  *
- * Ownership: the cache holds a reference to each json_t and owns raw bytes;
- * borrowed pointers stay valid until the next expire/clear.
+ * Ownership: the cache holds a reference to each json_t and owns raw bytes
+ * (its own copy, or a reference to the message whose payload holds them:
+ * the _shared puts, which save a copy of every value a setroot event
+ * primes; that message's payload then lives as long as any entry made
+ * from it); borrowed pointers stay valid until the next expire/clear.
  */
 #ifndef CANOPY_KVS_OBJCACHE_H
 #define CANOPY_KVS_OBJCACHE_H
@@ -20,6 +23,7 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include <jansson.h>
+#include <canopy/message.h>
 
 typedef struct objcache objcache_t;
 
@@ -38,7 +42,14 @@ bool objcache_has (objcache_t *c, enum objtype type, const char *ref);
 /* Add a loaded or newly made object (dir: a reference is taken). */
 int objcache_put_dir (objcache_t *c, const char *ref, json_t *dir, size_t size);
 int objcache_put_raw (objcache_t *c, const char *ref, const void *data, size_t len);
-/* Add a directory still encoded (a copy of its blob's len > 0 bytes, the
+/* The same without a copy: data (len bytes) lies in the payload of
+ * 'owner', which the entry keeps a reference to; owner NULL copies.
+ * Returns 0 (also if ref is cached already), or -1 with EINVAL or ENOMEM.
+ */
+int objcache_put_raw_shared (objcache_t *c, const char *ref, const void *data,
+                             size_t len, const canopy_msg_t *owner);
+/* Add a directory still encoded (its blob's len > 0 bytes, copied, or
+ * left in the payload of 'owner' as with objcache_put_raw_shared; the
  * ref trusted): the first objcache_get_dir of ref decodes it.  If it is
  * not a dir or hdir then, the entry is dropped and that call returns NULL,
  * so the caller loads it as if it had never been cached.  This is how a
@@ -47,7 +58,7 @@ int objcache_put_raw (objcache_t *c, const char *ref, const void *data, size_t l
  * or ENOMEM (nothing cached).
  */
 int objcache_put_dir_encoded (objcache_t *c, const char *ref, const void *data,
-                              size_t len);
+                              size_t len, const canopy_msg_t *owner);
 
 /* Wait for 'ref'.  Returns 1 if the caller must start the load (first
  * waiter), 0 if a load is already in flight, -1 on error (EEXIST: the

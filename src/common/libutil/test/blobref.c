@@ -37,6 +37,9 @@ static void test_validate (void **state)
         "sha256-ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015a",
         "sha256-ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015adx",
         "sha256-za7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+        "sha256-ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015\xe9",
+        "SHA256-ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+        "sha25", "sha256-ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015a-",
         NULL,
     };
     for (int i = 0; bad[i]; i++) {

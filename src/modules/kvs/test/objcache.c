@@ -13,6 +13,7 @@
 #include <string.h>
 #include <errno.h>
 #include "src/common/libkvs/treeobj.h"
+#include <canopy/message.h>
 #include "src/modules/kvs/objcache.h"
 
 static const char *ref1 = "sha256-ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
@@ -176,20 +177,20 @@ static void test_encoded (void **state)
     assert_non_null (d);
     assert_int_equal (treeobj_dir_set (d, "k", treeobj_create_val ("v", 1)), 0);
     assert_non_null ((enc = treeobj_encode (d, &len)));
-    assert_int_equal (objcache_put_dir_encoded (c, ref1, enc, len), 0);
-    assert_int_equal (objcache_put_dir_encoded (c, ref1, enc, len), 0);   /* no-op */
+    assert_int_equal (objcache_put_dir_encoded (c, ref1, enc, len, NULL), 0);
+    assert_int_equal (objcache_put_dir_encoded (c, ref1, enc, len, NULL), 0);   /* no-op */
     /* not a directory (a val), and not JSON */
     json_t *v = treeobj_create_val ("x", 1);
     size_t vlen;
     char *venc = treeobj_encode (v, &vlen);
-    assert_int_equal (objcache_put_dir_encoded (c, ref2, venc, vlen), 0);
-    assert_int_equal (objcache_put_dir_encoded (c, ref3, "{nope", 5), 0);
+    assert_int_equal (objcache_put_dir_encoded (c, ref2, venc, vlen, NULL), 0);
+    assert_int_equal (objcache_put_dir_encoded (c, ref3, "{nope", 5, NULL), 0);
     objcache_stats (c, &st);
     assert_int_equal (st.count, 3);
     assert_int_equal (st.encoded, 3);
     assert_int_equal (st.bytes, len + vlen + 5);
     errno = 0;
-    assert_int_equal (objcache_put_dir_encoded (c, ref1, NULL, 0), -1);
+    assert_int_equal (objcache_put_dir_encoded (c, ref1, NULL, 0, NULL), -1);
     assert_int_equal (errno, EINVAL);
     /* a raw value under the same ref is another entry */
     assert_false (objcache_has (c, OBJ_RAW, ref1));
@@ -217,7 +218,7 @@ static void test_encoded (void **state)
     assert_non_null (objcache_get_dir (c, ref3));
 
     /* an encoded entry expires like any other, and is counted out */
-    assert_int_equal (objcache_put_dir_encoded (c, ref2, enc, len), 0);
+    assert_int_equal (objcache_put_dir_encoded (c, ref2, enc, len, NULL), 0);
     objcache_stats (c, &st);
     assert_int_equal (st.encoded, 1);
     assert_int_equal (objcache_clear (c), 3);
@@ -228,7 +229,7 @@ static void test_encoded (void **state)
     /* an encoded entry put while a load is pending satisfies its waiters */
     calls = 0;
     assert_int_equal (objcache_wait (c, ref2, OBJ_DIR, wait_cb, NULL), 1);
-    assert_int_equal (objcache_put_dir_encoded (c, ref2, enc, len), 0);
+    assert_int_equal (objcache_put_dir_encoded (c, ref2, enc, len, NULL), 0);
     objcache_load_done (c, OBJ_DIR, ref2, 0);
     assert_int_equal (calls, 1);
     assert_int_equal (last_errnum, 0);
@@ -237,6 +238,71 @@ static void test_encoded (void **state)
     free (enc);
     free (venc);
     json_decref (v);
+    json_decref (d);
+    objcache_destroy (c);
+}
+
+
+/* Shared entries: the bytes stay where they are in a message's payload,
+ * which outlives the caller's reference for as long as an entry made from
+ * it is cached; an empty value is copied (nothing to share).
+ */
+static void test_shared (void **state)
+{
+    objcache_t *c = objcache_create (1 << 20, 60);
+    const char *ref2 = "sha256-0000000000000000000000000000000000000000000000000000000000000002";
+    const char *ref3 = "sha256-0000000000000000000000000000000000000000000000000000000000000003";
+    json_t *d = treeobj_create_dir ();
+    size_t len;
+    char *enc;
+    canopy_msg_t *msg = canopy_msg_create (CANOPY_MSGTYPE_EVENT);
+    const void *payload, *got;
+    size_t plen, glen;
+    struct objcache_stats st;
+
+    assert_non_null (d);
+    assert_int_equal (treeobj_dir_set (d, "k", treeobj_create_val ("v", 1)), 0);
+    assert_non_null ((enc = treeobj_encode (d, &len)));
+    /* payload: the encoded directory, then a 6-byte value */
+    char *buf = malloc (len + 6);
+    assert_non_null (buf);
+    memcpy (buf, enc, len);
+    memcpy (buf + len, "value!", 6);
+    assert_non_null (msg);
+    assert_int_equal (canopy_msg_set_payload (msg, buf, len + 6), 0);
+    free (buf);
+    assert_int_equal (canopy_msg_get_payload (msg, &payload, &plen), 0);
+
+    assert_int_equal (objcache_put_dir_encoded (c, ref1, payload, len, msg), 0);
+    assert_int_equal (objcache_put_raw_shared (c, ref2, (const char *)payload + len, 6,
+                                               msg), 0);
+    assert_int_equal (objcache_put_raw_shared (c, ref3, payload, 0, msg), 0);
+    canopy_msg_decref (msg);        /* the cache's references keep it */
+
+    assert_int_equal (objcache_get_raw (c, ref2, &got, &glen), 0);
+    assert_ptr_equal (got, (const char *)payload + len);     /* not a copy */
+    assert_int_equal (glen, 6);
+    assert_memory_equal (got, "value!", 6);
+    assert_int_equal (objcache_get_raw (c, ref3, &got, &glen), 0);
+    assert_non_null (got);
+    assert_int_equal (glen, 0);
+    objcache_stats (c, &st);
+    assert_int_equal (st.bytes, len + 6);
+    assert_int_equal (st.encoded, 1);
+
+    /* decoding the directory releases its span; the value still reads */
+    json_t *dir = objcache_get_dir (c, ref1);
+    assert_non_null (dir);
+    assert_true (json_equal (dir, d));
+    assert_int_equal (objcache_get_raw (c, ref2, &got, &glen), 0);
+    assert_memory_equal (got, "value!", 6);
+    /* the last entry gone, the payload goes (ASan and valgrind check) */
+    assert_int_equal (objcache_clear (c), 3);
+
+    errno = 0;
+    assert_int_equal (objcache_put_raw_shared (c, NULL, "x", 1, NULL), -1);
+    assert_int_equal (errno, EINVAL);
+    free (enc);
     json_decref (d);
     objcache_destroy (c);
 }
@@ -250,6 +316,7 @@ int main (void)
         cmocka_unit_test (test_wait_cancel),
         cmocka_unit_test (test_lru),
         cmocka_unit_test (test_encoded),
+        cmocka_unit_test (test_shared),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
