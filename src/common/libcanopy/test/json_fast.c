@@ -16,6 +16,7 @@
 #include <jansson.h>
 /* the static fast pass is tested on its own too */
 #include "src/common/libcanopy/json_fast.c"
+#include "random_json.h"
 
 /* The fast pass alone: NULL if it declines. */
 static json_t *fast_only (const char *s, size_t len, size_t flags)
@@ -191,57 +192,15 @@ static void test_depth (void **state)
     }
 }
 
-/* A random document: nested containers, integers, reals, strings (now
- * and then with characters that need escapes, or non-ASCII ones).
- */
-static json_t *random_json (int depth)
-{
-    int kind = rand () % (depth > 4 ? 6 : 8);
-    char buf[32];
-    switch (kind) {
-        case 0: return json_integer ((json_int_t)rand () * (rand () % 2 ? 1 : -1)
-                                     * (rand () % 3 ? 1 : 1000000007LL));
-        case 1: return json_real ((double)rand () / (rand () + 1) * (rand () % 2 ? 1e-9 : 1e9));
-        case 2: {
-            size_t n = rand () % 12;
-            for (size_t i = 0; i < n; i++) {
-                int r = rand () % 40;
-                buf[i] = r == 0 ? '"' : r == 1 ? '\\' : r == 2 ? '\n'
-                       : (char)(' ' + rand () % 95);
-            }
-            buf[n] = '\0';
-            return rand () % 20 ? json_string (buf) : json_string ("caf\xc3\xa9");
-        }
-        case 3: return rand () % 2 ? json_true () : json_false ();
-        case 4: return json_null ();
-        case 5: return json_integer (rand () % 100);
-        case 6: {
-            json_t *a = json_array ();
-            int n = rand () % 6;
-            for (int i = 0; i < n; i++)
-                json_array_append_new (a, random_json (depth + 1));
-            return a;
-        }
-        default: {
-            json_t *o = json_object ();
-            int n = rand () % 6;
-            for (int i = 0; i < n; i++) {
-                snprintf (buf, sizeof (buf), "k%d", rand () % 8);
-                json_object_set_new (o, buf, random_json (depth + 1));
-            }
-            return o;
-        }
-    }
-}
-
 static void test_random (void **state)
 {
+    const struct random_json_odds odds = { .real = 1, .escape = 13, .utf8 = 20 };
     size_t styles[] = { JSON_COMPACT, JSON_INDENT (2), JSON_SORT_KEYS,
                         JSON_COMPACT | JSON_ENSURE_ASCII };
     srand (42);
     for (int i = 0; i < 3000; i++) {
         json_t *o = json_object ();
-        json_object_set_new (o, "doc", random_json (0));
+        json_object_set_new (o, "doc", random_json (0, &odds));
         char *s = json_dumps (o, styles[i % 4]);
         assert_non_null (s);
         size_t len = strlen (s);

@@ -17,6 +17,7 @@
 #include <jansson.h>
 /* the static fast pass is tested on its own too */
 #include "src/common/libcanopy/json_fast_dump.c"
+#include "random_json.h"
 
 /* The fast pass alone: NULL if it declines. */
 static char *fast_only (const json_t *o)
@@ -177,59 +178,16 @@ static void test_large (void **state)
     free (big);
 }
 
-/* A random document: nested containers, integers, strings (now and then
- * with characters that need escapes, or non-ASCII ones), rarely a real.
- */
-static json_t *random_json (int depth)
-{
-    int kind = rand () % (depth > 4 ? 6 : 8);
-    char buf[32];
-    switch (kind) {
-        case 0: return json_integer ((json_int_t)rand () * (rand () % 2 ? 1 : -1)
-                                     * (rand () % 3 ? 1 : 1000000007LL));
-        case 1: return rand () % 10 ? json_integer (rand () % 7)
-                                    : json_real ((double)rand () / (rand () + 1));
-        case 2: {
-            size_t n = rand () % 12;
-            for (size_t i = 0; i < n; i++) {
-                int r = rand () % 200;
-                buf[i] = r == 0 ? '"' : r == 1 ? '\\' : r == 2 ? '\n'
-                       : (char)(' ' + rand () % 96);
-            }
-            buf[n] = '\0';
-            return rand () % 50 ? json_string (buf) : json_string ("caf\xc3\xa9");
-        }
-        case 3: return rand () % 2 ? json_true () : json_false ();
-        case 4: return json_null ();
-        case 5: return json_integer (rand () % 100);
-        case 6: {
-            json_t *a = json_array ();
-            int n = rand () % 6;
-            for (int i = 0; i < n; i++)
-                json_array_append_new (a, random_json (depth + 1));
-            return a;
-        }
-        default: {
-            json_t *o = json_object ();
-            int n = rand () % 6;
-            for (int i = 0; i < n; i++) {
-                snprintf (buf, sizeof (buf), "k%d", rand () % 8);
-                json_object_set_new (o, buf, random_json (depth + 1));
-            }
-            return o;
-        }
-    }
-}
-
 static void test_random (void **state)
 {
+    const struct random_json_odds odds = { .real = 10, .escape = 67, .utf8 = 50 };
     size_t flags[] = { JSON_COMPACT, JSON_COMPACT | JSON_ENCODE_ANY,
                        JSON_COMPACT | JSON_SORT_KEYS, JSON_INDENT (1) };
     int taken = 0;
 
     srand (42);
     for (int i = 0; i < 5000; i++) {
-        json_t *o = random_json (0);
+        json_t *o = random_json (0, &odds);
         if (agree (o, flags[i % 4]))
             taken++;
         json_decref (o);
