@@ -1,7 +1,7 @@
 /* json_fast_dump.c - see json_fast_dump.h
  *
  * Design notes:
- * - One pass writes the text into a buffer that doubles as it fills.
+ * - One pass writes the text into a strbuf (libutil/strbuf.h).
  *   Each emit_* function returns 0, or -1 to decline; declining is always
  *   safe, because the caller then asks jansson, the reference, so this
  *   file may only ever be a shortcut to jansson's answer.
@@ -18,55 +18,15 @@
 #include <string.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "src/common/libutil/strbuf.h"
 #include "json_fast_dump.h"
-
-struct jbuf {
-    char *data;
-    size_t len;
-    size_t cap;
-};
 
 /* 1: a byte a string may hold as it is (printable ASCII, no '"' or '\\') */
 static const unsigned char plain[256] = {
     ['\x20'] = 1, ['\x21'] = 1, ['\x23' ... '\x5b'] = 1, ['\x5d' ... '\x7f'] = 1,
 };
 
-static int reserve (struct jbuf *jb, size_t n)
-{
-    if (jb->cap - jb->len >= n)
-        return 0;
-    size_t cap = jb->cap ? jb->cap : 256;
-    while (cap - jb->len < n) {
-        if (cap > SIZE_MAX / 2)
-            return -1;
-        cap *= 2;
-    }
-    char *p = realloc (jb->data, cap);
-    if (!p)
-        return -1;
-    jb->data = p;
-    jb->cap = cap;
-    return 0;
-}
-
-static int put (struct jbuf *jb, const char *s, size_t n)
-{
-    if (reserve (jb, n) < 0)
-        return -1;
-    memcpy (jb->data + jb->len, s, n);
-    jb->len += n;
-    return 0;
-}
-
-static int put_char (struct jbuf *jb, char c)
-{
-    if (reserve (jb, 1) < 0)
-        return -1;
-    jb->data[jb->len++] = c;
-    return 0;
-}
-
-static int emit_string (struct jbuf *jb, const char *s, size_t n)
+static int emit_string (struct strbuf *jb, const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s;
 
@@ -74,17 +34,18 @@ static int emit_string (struct jbuf *jb, const char *s, size_t n)
         if (!plain[u[i]])
             return -1;
     }
-    if (reserve (jb, n + 2) < 0)
+    if (strbuf_reserve (jb, n + 2) < 0)
         return -1;
-    char *p = jb->data + jb->len;
+    char *p = jb->s + jb->len;
     *p++ = '"';
     memcpy (p, s, n);
     p[n] = '"';
+    p[n + 1] = '\0';
     jb->len += n + 2;
     return 0;
 }
 
-static int emit_integer (struct jbuf *jb, json_int_t v)
+static int emit_integer (struct strbuf *jb, json_int_t v)
 {
     char tmp[24];
     char *p = tmp + sizeof (tmp);
@@ -96,17 +57,17 @@ static int emit_integer (struct jbuf *jb, json_int_t v)
     } while (u > 0);
     if (v < 0)
         *--p = '-';
-    return put (jb, p, tmp + sizeof (tmp) - p);
+    return strbuf_put (jb, p, tmp + sizeof (tmp) - p);
 }
 
-static int emit_value (struct jbuf *jb, const json_t *o, int depth);
+static int emit_value (struct strbuf *jb, const json_t *o, int depth);
 
-static int emit_object (struct jbuf *jb, const json_t *o, int depth)
+static int emit_object (struct strbuf *jb, const json_t *o, int depth)
 {
     void *it = json_object_iter ((json_t *)o);
     bool first = true;
 
-    if (put_char (jb, '{') < 0)
+    if (strbuf_putc (jb, '{') < 0)
         return -1;
     for (; it; it = json_object_iter_next ((json_t *)o, it)) {
         const char *key = json_object_iter_key (it);
@@ -115,31 +76,31 @@ static int emit_object (struct jbuf *jb, const json_t *o, int depth)
 #else
         size_t keylen = strlen (key);
 #endif
-        if ((!first && put_char (jb, ',') < 0)
+        if ((!first && strbuf_putc (jb, ',') < 0)
             || emit_string (jb, key, keylen) < 0
-            || put_char (jb, ':') < 0
+            || strbuf_putc (jb, ':') < 0
             || emit_value (jb, json_object_iter_value (it), depth + 1) < 0)
             return -1;
         first = false;
     }
-    return put_char (jb, '}');
+    return strbuf_putc (jb, '}');
 }
 
-static int emit_array (struct jbuf *jb, const json_t *o, int depth)
+static int emit_array (struct strbuf *jb, const json_t *o, int depth)
 {
     size_t n = json_array_size (o);
 
-    if (put_char (jb, '[') < 0)
+    if (strbuf_putc (jb, '[') < 0)
         return -1;
     for (size_t i = 0; i < n; i++) {
-        if ((i > 0 && put_char (jb, ',') < 0)
+        if ((i > 0 && strbuf_putc (jb, ',') < 0)
             || emit_value (jb, json_array_get (o, i), depth + 1) < 0)
             return -1;
     }
-    return put_char (jb, ']');
+    return strbuf_putc (jb, ']');
 }
 
-static int emit_value (struct jbuf *jb, const json_t *o, int depth)
+static int emit_value (struct strbuf *jb, const json_t *o, int depth)
 {
     if (!o || depth > JSON_FAST_DUMP_MAX_DEPTH)
         return -1;
@@ -153,11 +114,11 @@ static int emit_value (struct jbuf *jb, const json_t *o, int depth)
         case JSON_INTEGER:
             return emit_integer (jb, json_integer_value (o));
         case JSON_TRUE:
-            return put (jb, "true", 4);
+            return strbuf_put (jb, "true", 4);
         case JSON_FALSE:
-            return put (jb, "false", 5);
+            return strbuf_put (jb, "false", 5);
         case JSON_NULL:
-            return put (jb, "null", 4);
+            return strbuf_put (jb, "null", 4);
         default:        /* JSON_REAL: jansson's own formatting */
             return -1;
     }
@@ -165,15 +126,15 @@ static int emit_value (struct jbuf *jb, const json_t *o, int depth)
 
 char *json_fast_dumps (const json_t *o, size_t flags)
 {
-    struct jbuf jb = { 0 };
+    struct strbuf jb = { 0 };
 
     if ((flags != JSON_COMPACT && flags != (JSON_COMPACT | JSON_ENCODE_ANY))
         || !o || (!(flags & JSON_ENCODE_ANY) && !json_is_object (o)
                   && !json_is_array (o)))
         return json_dumps (o, flags);
-    if (emit_value (&jb, o, 0) < 0 || put_char (&jb, '\0') < 0) {
-        free (jb.data);
+    if (emit_value (&jb, o, 0) < 0) {
+        free (jb.s);
         return json_dumps (o, flags);
     }
-    return jb.data;
+    return jb.s;
 }

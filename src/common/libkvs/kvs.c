@@ -16,13 +16,13 @@
 #include <math.h>
 #include <canopy/canopy.h>
 #include "src/common/libcanopy/json_fast.h"
+#include "src/common/libcanopy/json_fast_dump.h"
 #include "src/common/libutil/blobref.h"
 #include "treeobj.h"
 #include "kvs_path.h"
 #include "kvs_txn.h"
 #include "kvs_lookup_wire.h"
 #include "kvs_private.h"
-#include "src/common/libcanopy/json_fast_dump.h"
 
 static void txn_free (void *arg)
 {

@@ -11,10 +11,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "src/common/libcanopy/json_fast.h"
+#include "src/common/libcanopy/json_fast_dump.h"
 #include "src/common/libutil/errprintf.h"
 #include "src/common/libutil/blobref.h"
 #include "kvs_frame.h"
-#include "src/common/libcanopy/json_fast_dump.h"
 
 static uint32_t get32 (const uint8_t *p)
 {

@@ -19,8 +19,8 @@
 #include <jansson.h>
 #include "src/common/libcanopy/json_check.h"
 #include "src/common/libcanopy/json_fast.h"
-#include "kvs_lookup_wire.h"
 #include "src/common/libcanopy/json_fast_dump.h"
+#include "kvs_lookup_wire.h"
 
 static bool plain (const char *s)
 {

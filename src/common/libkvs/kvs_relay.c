@@ -11,11 +11,12 @@
 #include <stdint.h>
 #include <canopy/message.h>
 #include "src/common/libcanopy/json_fast.h"
+#include "src/common/libcanopy/json_fast_dump.h"
 #include "src/common/libutil/errprintf.h"
 #include "src/common/libutil/blobref.h"
+#include "src/common/libutil/strbuf.h"
 #include "kvs_frame.h"
 #include "kvs_relay.h"
-#include "src/common/libcanopy/json_fast_dump.h"
 
 /* Ops text */
 
@@ -34,25 +35,15 @@ void kvs_opsbuf_clear (struct kvs_opsbuf *ob)
     }
 }
 
+/* Room for 'more' bytes and a NUL (the growth is strbuf's). */
 static int reserve (struct kvs_opsbuf *ob, size_t more)
 {
-    if (ob->len + more + 1 > ob->cap) {
-        size_t cap = ob->cap ? ob->cap : 256;
-        while (cap < ob->len + more + 1) {
-            if (cap > SIZE_MAX / 2) {
-                errno = ENOMEM;
-                return -1;
-            }
-            cap *= 2;
-        }
-        char *d = realloc (ob->data, cap);
-        if (!d) {
-            errno = ENOMEM;
-            return -1;
-        }
-        ob->data = d;
-        ob->cap = cap;
-    }
+    struct strbuf b = { .s = ob->data, .len = ob->len, .cap = ob->cap };
+
+    if (strbuf_reserve (&b, more) < 0)
+        return -1;
+    ob->data = b.s;
+    ob->cap = b.cap;
     return 0;
 }
 

@@ -13,6 +13,7 @@
 #include "src/common/libcanopy/json_fast.h"
 #include "src/common/libutil/blobref.h"
 #include "src/common/libutil/base64.h"
+#include "src/common/libutil/strbuf.h"
 #include "treeobj.h"
 
 static json_t *create (const char *type, json_t *data)
@@ -463,46 +464,10 @@ json_t *treeobj_hdir_copy (const json_t *obj)
  * "target"), strings are escaped minimally (quote, backslash, control
  * characters), so the output is valid compact JSON and stable forever.
  */
-struct buf {
-    char *s;
-    size_t len;
-    size_t cap;
-};
-
-static int buf_grow (struct buf *b, size_t need)
-{
-    if (b->len + need + 1 <= b->cap)
-        return 0;
-    size_t cap = b->cap ? b->cap * 2 : 256;
-    while (cap < b->len + need + 1)
-        cap *= 2;
-    char *p = realloc (b->s, cap);
-    if (!p)
-        return -1;
-    b->s = p;
-    b->cap = cap;
-    return 0;
-}
-
-static int buf_put (struct buf *b, const char *s, size_t n)
-{
-    if (buf_grow (b, n) < 0)
-        return -1;
-    memcpy (b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = '\0';
-    return 0;
-}
-
-static int buf_str (struct buf *b, const char *s)
-{
-    return buf_put (b, s, strlen (s));
-}
-
-static int buf_json_string (struct buf *b, const char *s, size_t n)
+static int buf_json_string (struct strbuf *b, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
-    if (buf_grow (b, n * 6 + 2) < 0)
+    if (strbuf_reserve (b, n * 6 + 2) < 0)
         return -1;
     char *p = b->s + b->len;
     *p++ = '"';
@@ -540,29 +505,29 @@ static int cmp_members (const void *a, const void *b)
 }
 
 /* Returns 0 (written), 1 (not a tree object: nothing written) or -1. */
-static int encode_obj (struct buf *b, const json_t *obj);
+static int encode_obj (struct strbuf *b, const json_t *obj);
 
-static int encode_value (struct buf *b, const json_t *v)
+static int encode_value (struct strbuf *b, const json_t *v)
 {
     char num[32];
     if (json_is_null (v))
-        return buf_put (b, "null", 4);
+        return strbuf_put (b, "null", 4);
     if (json_is_string (v))
         return buf_json_string (b, json_string_value (v), json_string_length (v));
     if (json_is_integer (v)) {
         snprintf (num, sizeof (num), "%" JSON_INTEGER_FORMAT, json_integer_value (v));
-        return buf_str (b, num);
+        return strbuf_str (b, num);
     }
     if (json_is_array (v)) {
         size_t i;
         json_t *e;
-        if (buf_put (b, "[", 1) < 0)
+        if (strbuf_put (b, "[", 1) < 0)
             return -1;
         json_array_foreach ((json_t *)v, i, e) {
-            if ((i > 0 && buf_put (b, ",", 1) < 0) || encode_value (b, e) < 0)
+            if ((i > 0 && strbuf_put (b, ",", 1) < 0) || encode_value (b, e) < 0)
                 return -1;
         }
-        return buf_put (b, "]", 1);
+        return strbuf_put (b, "]", 1);
     }
     if (json_is_object (v)) {
         /* A tree object has exactly three members, so only a small object
@@ -599,24 +564,24 @@ static int encode_value (struct buf *b, const json_t *v)
                 break;
             }
         }
-        if (buf_put (b, "{", 1) < 0)
+        if (strbuf_put (b, "{", 1) < 0)
             goto done;
         for (i = 0; i < n; i++) {
-            if ((i > 0 && buf_put (b, ",", 1) < 0)
+            if ((i > 0 && strbuf_put (b, ",", 1) < 0)
                 || buf_json_string (b, m[i].name, strlen (m[i].name)) < 0
-                || buf_put (b, ":", 1) < 0
+                || strbuf_put (b, ":", 1) < 0
                 || encode_value (b, m[i].value) < 0)
                 goto done;
         }
-        rc = buf_put (b, "}", 1);
+        rc = strbuf_put (b, "}", 1);
 done:
         free (m);
         return rc;
     }
     if (json_is_true (v))
-        return buf_put (b, "true", 4);
+        return strbuf_put (b, "true", 4);
     if (json_is_false (v))
-        return buf_put (b, "false", 5);
+        return strbuf_put (b, "false", 5);
     errno = EINVAL;
     return -1;      /* reals do not occur in tree objects */
 }
@@ -628,7 +593,7 @@ done:
  * rewritten silently (found by fuzz/treeobj; regression input
  * fuzz/regressions/treeobj/nested-ver0-lost-in-encode).  Now they fail.
  */
-static int encode_obj (struct buf *b, const json_t *obj)
+static int encode_obj (struct strbuf *b, const json_t *obj)
 {
     const json_t *type = NULL, *data = NULL, *ver = NULL;
     const char *name;
@@ -656,18 +621,18 @@ static int encode_obj (struct buf *b, const json_t *obj)
         errno = EINVAL;
         return -1;
     }
-    if (buf_put (b, "{\"data\":", 8) < 0
+    if (strbuf_put (b, "{\"data\":", 8) < 0
         || encode_value (b, data) < 0
-        || buf_put (b, ",\"type\":", 8) < 0
+        || strbuf_put (b, ",\"type\":", 8) < 0
         || buf_json_string (b, json_string_value (type), json_string_length (type)) < 0
-        || buf_put (b, ",\"ver\":1}", 9) < 0)
+        || strbuf_put (b, ",\"ver\":1}", 9) < 0)
         return -1;
     return 0;
 }
 
 char *treeobj_encode (const json_t *obj, size_t *len)
 {
-    struct buf b = { NULL, 0, 0 };
+    struct strbuf b = { 0 };
     if (!obj || !treeobj_type (obj)) {
         errno = EINVAL;
         return NULL;

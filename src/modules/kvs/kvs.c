@@ -111,8 +111,9 @@ void kvs_root_update (struct kvs_ctx *ctx, int version, const char *rootref)
  * the object cache, so the gets that follow do not fault them in: first
  * 'ndirs' directories, kept encoded until a lookup asks for one (most
  * brokers read only some of them), then values.  They come from rank 0,
- * which computed their refs: not hashed again.  Each is copied once, from
- * the event into the cache; one that does not fit is faulted in later.
+ * which computed their refs: not hashed again.  They are not copied: the
+ * cache entries point into the event's payload and keep the event (see
+ * objcache_put_raw_shared); one that cannot be cached is faulted in later.
  */
 struct prime {
     struct kvs_ctx *ctx;

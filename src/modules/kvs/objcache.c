@@ -16,7 +16,6 @@
 #include "src/common/libutil/monotime.h"
 #include "src/common/libutil/blobref.h"
 #include "src/common/libkvs/treeobj.h"
-#include <canopy/message.h>
 #include "objcache.h"
 
 struct waiter {
@@ -222,28 +221,24 @@ static int put_bytes (objcache_t *c, enum objtype type, const char *ref,
                       const void *data, size_t len, const canopy_msg_t *owner)
 {
     struct entry *e;
-    void *cpy = NULL;
 
-    if (len == 0)
-        owner = NULL;   /* nothing to share: a 1-byte buffer, not NULL */
     if (!(e = entry_get_or_create (c, type, ref)))
         return -1;
     if (e->valid)
         return 0;
-    if (!owner && !(cpy = malloc (len ? len : 1))) {
+    if (owner && len > 0) {     /* nothing to share: a 1-byte buffer, not NULL */
+        e->owner = canopy_msg_incref ((canopy_msg_t *)owner);
+        e->data = (void *)data;
+    }
+    else if ((e->data = malloc (len ? len : 1))) {
+        if (len)
+            memcpy (e->data, data, len);
+    }
+    else {
         if (e->nwaiters == 0)
             (void)hashmap_delete (c->map, e->key);
         errno = ENOMEM;
         return -1;
-    }
-    if (owner) {
-        e->owner = canopy_msg_incref ((canopy_msg_t *)owner);
-        e->data = (void *)data;
-    }
-    else {
-        if (len)
-            memcpy (cpy, data, len);
-        e->data = cpy;
     }
     if (type == OBJ_DIR)
         c->encoded++;

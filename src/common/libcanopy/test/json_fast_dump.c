@@ -22,13 +22,13 @@
 /* The fast pass alone: NULL if it declines. */
 static char *fast_only (const json_t *o)
 {
-    struct jbuf jb = { 0 };
+    struct strbuf jb = { 0 };
 
-    if (emit_value (&jb, o, 0) < 0 || put_char (&jb, '\0') < 0) {
-        free (jb.data);
+    if (emit_value (&jb, o, 0) < 0) {
+        free (jb.s);
         return NULL;
     }
-    return jb.data;
+    return jb.s;
 }
 
 /* Both encoders give the same answer for (o, flags); returns whether the
