@@ -53,4 +53,11 @@ else
     "$CANOPY_BUILD_DIR/bench/json-bench"
 fi
 echo
+echo "=== SHA-256 batches beside libsodium (hash-bench)"
+if test "$rounds" = 1; then
+    "$CANOPY_BUILD_DIR/bench/hash-bench" -r 3 -n 20
+else
+    "$CANOPY_BUILD_DIR/bench/hash-bench"
+fi
+echo
 echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min) at end"

@@ -52,11 +52,37 @@ void blobtab_destroy (blobtab_t *bt)
     }
 }
 
+/* Insert ref -> data (owned) at the end; -1 leaves the table as it was. */
+static int insert (blobtab_t *bt, const char *ref, void *data, size_t len)
+{
+    struct blob *b;
+
+    if (bt->count == bt->alloc) {
+        int n = bt->alloc ? bt->alloc * 2 : 8;
+        struct blob *v = realloc (bt->v, n * sizeof (*v));
+        if (!v) {
+            errno = ENOMEM;
+            return -1;
+        }
+        bt->v = v;
+        bt->alloc = n;
+    }
+    b = &bt->v[bt->count];
+    strcpy (b->ref, ref);
+    b->data = data;
+    b->len = len;
+    if (hashmap_insert (bt->map, b->ref, (void *)(intptr_t)(bt->count + 1)) < 0)
+        return -1;
+    bt->count++;
+    bt->bytes += len;
+    return 0;
+}
+
 int blobtab_add (blobtab_t *bt, const char *ref, const void *data, size_t len,
                  char *out, size_t outsize)
 {
     char buf[BLOBREF_MAX];
-    struct blob *b;
+    void *copy;
 
     if (!bt || (!data && len > 0)) {
         errno = EINVAL;
@@ -78,32 +104,36 @@ int blobtab_add (blobtab_t *bt, const char *ref, const void *data, size_t len,
     }
     if (hashmap_lookup (bt->map, ref))
         return 0;
-    if (bt->count == bt->alloc) {
-        int n = bt->alloc ? bt->alloc * 2 : 8;
-        struct blob *v = realloc (bt->v, n * sizeof (*v));
-        if (!v) {
-            errno = ENOMEM;
-            return -1;
-        }
-        bt->v = v;
-        bt->alloc = n;
-    }
-    b = &bt->v[bt->count];
-    strcpy (b->ref, ref);
-    if (!(b->data = malloc (len ? len : 1))) {
+    if (!(copy = malloc (len ? len : 1))) {
         errno = ENOMEM;
         return -1;
     }
     if (len)
-        memcpy (b->data, data, len);
-    b->len = len;
-    if (hashmap_insert (bt->map, b->ref, (void *)(intptr_t)(bt->count + 1)) < 0) {
-        free (b->data);
+        memcpy (copy, data, len);
+    if (insert (bt, ref, copy, len) < 0) {
+        free (copy);
         return -1;
     }
-    bt->count++;
-    bt->bytes += len;
     return 1;
+}
+
+int blobtab_adopt (blobtab_t *bt, const char *ref, void *data, size_t len)
+{
+    if (!bt || !ref || (!data && len > 0)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (blobref_validate (ref) < 0)
+        return -1;
+    if (hashmap_lookup (bt->map, ref)) {
+        free (data);
+        return 0;
+    }
+    if (!data && !(data = malloc (1))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return insert (bt, ref, data, len) < 0 ? -1 : 1;
 }
 
 void blobtab_truncate (blobtab_t *bt, int count)

@@ -27,6 +27,11 @@ void blobtab_destroy (blobtab_t *bt);
  */
 int blobtab_add (blobtab_t *bt, const char *ref, const void *data, size_t len,
                  char *out, size_t outsize);
+/* Add data, a malloc'd buffer, under ref (syntax checked), taking it
+ * over: returns 1 (added: the table owns data) or 0 (already there: data
+ * is freed), or -1 (error: data stays the caller's, nothing changes).
+ */
+int blobtab_adopt (blobtab_t *bt, const char *ref, void *data, size_t len);
 /* Merge every blob of 'from' into 'bt' (copies).  On error, the blobs
  * merged so far are removed again (bt is as before).
  */

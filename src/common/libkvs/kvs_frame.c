@@ -161,31 +161,66 @@ static int table_entry (const json_t *v, const char **ref, json_int_t *blen)
     return 0;
 }
 
+/* Hash the n blobs of a checked table in one batch and compare each with
+ * its ref.
+ */
+static int verify_blobs (const uint8_t *p, size_t off, json_t *table, size_t n,
+                         const char *what, canopy_error_t *error)
+{
+    const void **datav = malloc (n * sizeof (*datav));
+    size_t *lenv = malloc (n * sizeof (*lenv));
+    char (*computed)[BLOBREF_MAX] = malloc (n * sizeof (*computed));
+    const char *ref;
+    json_int_t blen;
+    int rc = -1;
+
+    if (!datav || !lenv || !computed) {
+        errno = ENOMEM;
+        (void)errprintf (error, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        (void)table_entry (json_array_get (table, i), &ref, &blen);
+        datav[i] = p + off;
+        lenv[i] = (size_t)blen;
+        off += (size_t)blen;
+    }
+    if (blobref_hash_many (n, datav, lenv, computed) < 0) {
+        (void)errprintf (error, "cannot hash the %s blobs", what);
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        (void)table_entry (json_array_get (table, i), &ref, &blen);
+        if (strcmp (computed[i], ref) != 0) {
+            errno = EPROTO;
+            (void)errprintf (error, "blob %s does not match its data", ref);
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    free (datav);
+    free (lenv);
+    free (computed);
+    return rc;
+}
+
 int kvs_frame_foreach_blob (const void *buf, size_t len, size_t off, json_t *table,
                             bool verify, const char *what, kvs_frame_blob_f fn,
                             void *arg, canopy_error_t *error)
 {
     const uint8_t *p = buf;
-    size_t i, start = off;
+    size_t i, start = off, n = json_array_size (table);
     json_t *v;
     const char *ref;
     json_int_t blen;
 
     /* check everything first */
     json_array_foreach (table, i, v) {
-        char computed[BLOBREF_MAX];
         if (table_entry (v, &ref, &blen) < 0 || blen < 0 || off > len
             || (size_t)blen > len - off || blobref_validate (ref) < 0) {
             errno = EPROTO;
             return errprintf (error, "malformed %s blob table", what);
-        }
-        if (verify) {
-            if (blobref_hash (p + off, blen, computed, sizeof (computed)) < 0)
-                return errprintf (error, "cannot hash blob %s", ref);
-            if (strcmp (computed, ref) != 0) {
-                errno = EPROTO;
-                return errprintf (error, "blob %s does not match its data", ref);
-            }
         }
         off += blen;
     }
@@ -193,6 +228,8 @@ int kvs_frame_foreach_blob (const void *buf, size_t len, size_t off, json_t *tab
         errno = EPROTO;
         return errprintf (error, "%s has trailing bytes", what);
     }
+    if (verify && n > 0 && verify_blobs (p, start, table, n, what, error) < 0)
+        return -1;
     /* then deliver */
     off = start;
     json_array_foreach (table, i, v) {

@@ -5,6 +5,12 @@
  * values are cut into KVS_CHUNK_SIZE chunks stored as blobs and referenced
  * by a "valref" (identical chunks are stored once).  Keys are normalised
  * when the operation is added, so errors are reported at put time.
+ *
+ * Chunks are hashed in one batch when the transaction is first read
+ * (kvs_txn_ops, kvs_txn_blobs, kvs_txn_encode), not at put time; until
+ * then kvs_txn_bytes counts identical chunks more than once.  Those three
+ * calls fail (NULL or -1, errno ENOMEM) only if memory runs out while
+ * hashing; the transaction keeps its meaning and they may be retried.
  */
 #ifndef CANOPY_KVS_TXN_H
 #define CANOPY_KVS_TXN_H
@@ -24,10 +30,10 @@ int kvs_txn_symlink (kvs_txn_t *txn, const char *key, const char *target);
 int kvs_txn_count (const kvs_txn_t *txn);
 size_t kvs_txn_bytes (const kvs_txn_t *txn);
 /* borrowed */
-json_t *kvs_txn_ops (const kvs_txn_t *txn);
-const blobtab_t *kvs_txn_blobs (const kvs_txn_t *txn);
+json_t *kvs_txn_ops (kvs_txn_t *txn);
+const blobtab_t *kvs_txn_blobs (kvs_txn_t *txn);
 /* Encode as one fence contribution (kvs_wire.h format). */
-int kvs_txn_encode (const kvs_txn_t *txn, const char *name, int nprocs, int flags,
+int kvs_txn_encode (kvs_txn_t *txn, const char *name, int nprocs, int flags,
                     void **buf, size_t *len);
 
 #endif

@@ -268,6 +268,23 @@ int treeobj_append_blobref (json_t *obj, const char *blobref)
     return 0;
 }
 
+int treeobj_set_blobref (json_t *obj, int index, const char *blobref)
+{
+    json_t *d = treeobj_data (obj);
+    json_t *v;
+    if (!treeobj_is_valref (obj) || !d || index < 0
+        || !(v = json_array_get (d, index)) || !json_is_string (v)
+        || blobref_validate (blobref) < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (json_string_set (v, blobref) < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
 int treeobj_dir_count (const json_t *dir)
 {
     json_t *d;

@@ -53,6 +53,10 @@ int treeobj_decode_val (const json_t *obj, void **data, size_t *len);
 int treeobj_blobref_count (const json_t *obj);
 const char *treeobj_blobref_at (const json_t *obj, int index);
 int treeobj_append_blobref (json_t *obj, const char *blobref);
+/* Replace the blobref at index of a valref (EINVAL: not a valref, no such
+ * index, or a malformed ref; ENOMEM).
+ */
+int treeobj_set_blobref (json_t *obj, int index, const char *blobref);
 /* dir (entries borrowed) */
 int treeobj_dir_count (const json_t *dir);
 json_t *treeobj_dir_get (const json_t *dir, const char *name);

@@ -1,9 +1,11 @@
 /* blobref.c - see blobref.h.  SHA-256 comes from libsodium; the library is
  * initialised on first use (sodium_init is idempotent and thread safe).
  */
+#include <stdlib.h>
 #include <string.h>
 #include <errno.h>
 #include <sodium.h>
+#include "sha256.h"
 #include "blobref.h"
 
 static const char hexdigits[] = "0123456789abcdef";
@@ -37,6 +39,32 @@ int blobref_hash (const void *data, size_t len, char *ref, size_t refsize)
     }
     crypto_hash_sha256 (digest, data ? data : (const void *)"", len);
     return blobref_from_digest (digest, ref, refsize);
+}
+
+int blobref_hash_many (size_t n, const void *const data[], const size_t len[],
+                       char (*refs)[BLOBREF_MAX])
+{
+    uint8_t stackdig[16][SHA256_BYTES];
+    uint8_t (*dig)[SHA256_BYTES] = stackdig;
+
+    if (n > 0 && !refs) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (n > 16 && !(dig = malloc (n * sizeof (*dig)))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (sha256_many (n, data, len, dig) < 0) {
+        if (dig != stackdig)
+            free (dig);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        (void)blobref_from_digest (dig[i], refs[i], BLOBREF_MAX);
+    if (dig != stackdig)
+        free (dig);
+    return 0;
 }
 
 static int hexval (char c)

@@ -1,6 +1,7 @@
 /* blobref.h - names of content-addressed blobs: "sha256-<64 hex digits>".
  *
- * The hash is SHA-256 (libsodium) of the blob's bytes.  blobref_hash fills
+ * The hash is SHA-256 of the blob's bytes (sha256.h: libsodium, or sixteen
+ * messages at a time with AVX-512).  blobref_hash fills
  * a caller buffer of at least BLOBREF_MAX bytes.  blobref_validate accepts
  * exactly the canonical form (lowercase hex); anything else is EINVAL.
  */
@@ -16,6 +17,12 @@
 #define BLOBREF_MAX (BLOBREF_STRLEN + 1)
 
 int blobref_hash (const void *data, size_t len, char *ref, size_t refsize);
+/* refs[i] = the blobref of (data[i], len[i]) for i < n, hashed in a batch
+ * (sha256_many: sixteen at a time where the CPU allows).  Returns 0, or -1
+ * with errno EINVAL or ENOMEM (nothing written then).
+ */
+int blobref_hash_many (size_t n, const void *const data[], const size_t len[],
+                       char (*refs)[BLOBREF_MAX]);
 int blobref_validate (const char *ref);
 /* Digest bytes of a valid blobref. */
 int blobref_to_digest (const char *ref, uint8_t digest[BLOBREF_HASHLEN]);

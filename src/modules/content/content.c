@@ -369,6 +369,7 @@ static void store_common (struct content_ctx *ctx, const canopy_msg_t *msg, bool
     char **upref = NULL;
     int nup = 0;
     size_t upbytes = 0;
+    char (*hashed)[BLOBREF_MAX] = NULL;
 
     if (parse_blobs (msg, batch, withref, &refv, &datav, &lenv, &n) < 0) {
         canopy_respond_error (ctx->h, msg, errno, "malformed content store request");
@@ -376,6 +377,10 @@ static void store_common (struct content_ctx *ctx, const canopy_msg_t *msg, bool
     }
     if (!(op = calloc (1, sizeof (*op))) || !(op->refs = calloc (n + 1, sizeof (char *)))
         || !(upref = calloc (n + 1, sizeof (char *))))
+        goto nomem;
+    /* blobs without refs are hashed in one batch */
+    if (!withref && n > 0 && (!(hashed = malloc (n * sizeof (*hashed)))
+                              || blobref_hash_many (n, datav, lenv, hashed) < 0))
         goto nomem;
     op->ctx = ctx;
     op->req = canopy_msg_incref ((canopy_msg_t *)msg);
@@ -391,8 +396,8 @@ static void store_common (struct content_ctx *ctx, const canopy_msg_t *msg, bool
                 goto done;
             }
         }
-        else if (blobref_hash (datav[i], lenv[i], ref, sizeof (ref)) < 0)
-            goto nomem;
+        else
+            memcpy (ref, hashed[i], sizeof (ref));
         e = blobcache_lookup (ctx->cache, ref);
         bool was_pending = e && !e->valid;
         /* dirty everywhere: ranks > 0 until the parent has it, rank 0
@@ -421,6 +426,7 @@ static void store_common (struct content_ctx *ctx, const canopy_msg_t *msg, bool
         free (datav);
         free (lenv);
         free (refv);
+        free (hashed);
         blobcache_purge (ctx->cache, false);
         return;
     }
@@ -454,6 +460,7 @@ static void store_common (struct content_ctx *ctx, const canopy_msg_t *msg, bool
     free (datav);
     free (lenv);
     free (refv);
+    free (hashed);
     return;
 nomem:
     canopy_respond_error (ctx->h, msg, ENOMEM, NULL);
@@ -463,6 +470,7 @@ done:
     free (datav);
     free (lenv);
     free (refv);
+    free (hashed);
 }
 
 static void store_cb (canopy_t *h, canopy_msg_handler_t *mh,

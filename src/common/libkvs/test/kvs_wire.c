@@ -13,6 +13,8 @@
 #include "src/common/libkvs/kvs_txn.h"
 #include "src/common/libkvs/kvs_wire.h"
 #include "src/common/libkvs/treeobj.h"
+#include "src/common/libutil/blobref.h"
+#include <stdio.h>
 
 static void test_txn_roundtrip (void **state)
 {
@@ -105,6 +107,54 @@ static void test_txn_failed_put (void **state)
     kvs_txn_destroy (txn);
 }
 
+/* Chunks are hashed when the transaction is first read: every valref
+ * then carries the chunk's real ref (checked against blobref_hash), no
+ * placeholder is left, identical chunks of different puts collapse, and
+ * the byte count, an upper bound before, becomes exact.
+ */
+static void test_txn_late_hash (void **state)
+{
+    kvs_txn_t *txn = kvs_txn_create ();
+    char v[40][100];
+    char ref[BLOBREF_MAX];
+    char key[32];
+
+    for (int i = 0; i < 40; i++) {
+        memset (v[i], 'a' + i % 20, sizeof (v[i]));    /* 20 distinct */
+        snprintf (key, sizeof (key), "k%d", i);
+        assert_int_equal (kvs_txn_put_raw (txn, key, v[i], sizeof (v[i])), 0);
+    }
+    size_t before = kvs_txn_bytes (txn);
+    json_t *ops = kvs_txn_ops (txn);
+    assert_non_null (ops);
+    assert_int_equal (json_array_size (ops), 40);
+    for (int i = 0; i < 40; i++) {
+        json_t *obj = json_array_get (json_array_get (ops, i), 1);
+        assert_int_equal (treeobj_blobref_count (obj), 1);
+        assert_int_equal (blobref_hash (v[i], sizeof (v[i]), ref, sizeof (ref)), 0);
+        assert_string_equal (treeobj_blobref_at (obj, 0), ref);
+    }
+    const blobtab_t *blobs = kvs_txn_blobs (txn);
+    assert_int_equal (blobtab_count (blobs), 20);
+    assert_int_equal (blobtab_bytes (blobs), 20 * sizeof (v[0]));
+    assert_int_equal (kvs_txn_bytes (txn), before - 20 * sizeof (v[0]));
+    /* a put after reading is hashed at the next read */
+    assert_int_equal (kvs_txn_put_raw (txn, "late", v[0], sizeof (v[0]) - 1), 0);
+    void *buf;
+    size_t len;
+    json_t *fences;
+    blobtab_t *got;
+    canopy_error_t error;
+    assert_int_equal (kvs_txn_encode (txn, "f", 1, 0, &buf, &len), 0);
+    assert_int_equal (kvs_wire_decode (buf, len, true, &fences, &got, &error), 0);
+    assert_int_equal (blobtab_count (got), 21);
+    assert_null (memmem (buf, len, "sha256-0000000000000000000000000000", 35));
+    json_decref (fences);
+    blobtab_destroy (got);
+    free (buf);
+    kvs_txn_destroy (txn);
+}
+
 static void test_check_op (void **state)
 {
     canopy_error_t error;
@@ -159,6 +209,7 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_txn_roundtrip),
         cmocka_unit_test (test_txn_failed_put),
+        cmocka_unit_test (test_txn_late_hash),
         cmocka_unit_test (test_check_op),
         cmocka_unit_test (test_garbage),
     };

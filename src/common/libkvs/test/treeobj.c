@@ -78,6 +78,19 @@ static void test_refs_symlink (void **state)
     assert_int_equal (treeobj_append_blobref (v, "junk"), -1);
     assert_int_equal (treeobj_blobref_count (v), 1);
     assert_string_equal (treeobj_blobref_at (v, 0), ref1);
+    /* replacing a ref in place (how a transaction fills in late hashes) */
+    char ref2[BLOBREF_MAX];
+    assert_int_equal (blobref_hash ("other", 5, ref2, sizeof (ref2)), 0);
+    assert_int_equal (treeobj_set_blobref (v, 0, ref2), 0);
+    assert_string_equal (treeobj_blobref_at (v, 0), ref2);
+    assert_int_equal (treeobj_set_blobref (v, 1, ref1), -1);
+    assert_int_equal (treeobj_set_blobref (v, -1, ref1), -1);
+    assert_int_equal (treeobj_set_blobref (v, 0, "junk"), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_string_equal (treeobj_blobref_at (v, 0), ref2);
+    json_t *notref = treeobj_create_dir ();
+    assert_int_equal (treeobj_set_blobref (notref, 0, ref1), -1);
+    json_decref (notref);
     json_decref (v);
     assert_null (treeobj_create_dirref ("junk"));
     json_t *s = treeobj_create_symlink ("a.b");
