@@ -6,7 +6,8 @@
  * run' gives each task), or with --uri-file line (rank mod lines) of the
  * file, so that a job started by mpirun spreads over an instance.
  *
- * Phases, after a setup barrier (rank 0 creates the directories first):
+ * Phases, after a setup barrier (rank 0 creates the directories first;
+ * each node's ranks leave it together through a futex gate, kap_gate.h):
  *   producer  every producer puts one value per iteration (timed: put),
  *             committing every --iter-commit iterations (timed: commit)
  *   sync      fence: every actor joins one fence; causal: producers fence,
@@ -37,6 +38,7 @@
 #include "kap_roles.h"
 #include "kap_stats.h"
 #include "kap_report.h"
+#include "kap_gate.h"
 
 enum {
     KAP_NAME_MAX = 512,
@@ -198,11 +200,11 @@ static int connect_broker (struct kap_ctx *ctx)
  * there would steal the CPU the ranks still being measured (and their
  * brokers) need.  Used wherever some ranks may still be timing.
  */
-static void quiet_barrier (void)
+static void quiet_barrier_max (long max_ns)
 {
     MPI_Request req;
     int done = 0;
-    long ns = 20 * 1000;        /* back off from 20 us to 5 ms */
+    long ns = 20 * 1000;        /* back off from 20 us to max_ns */
 
     MPI_Ibarrier (MPI_COMM_WORLD, &req);
     for (;;) {
@@ -211,9 +213,78 @@ static void quiet_barrier (void)
             break;
         struct timespec ts = { .tv_sec = 0, .tv_nsec = ns };
         nanosleep (&ts, NULL);
-        if (ns < 5 * 1000 * 1000)
+        if (ns < max_ns)
             ns *= 2;
     }
+}
+
+static void quiet_barrier (void)
+{
+    quiet_barrier_max (5 * 1000 * 1000);
+}
+
+/* The start gate (kap_gate.h) of this rank's node, in an MPI-3 shared
+ * window; leaders are the node ranks 0, one per node.
+ */
+struct kap_start {
+    MPI_Comm node;
+    MPI_Comm leaders;       /* MPI_COMM_NULL except on node rank 0 */
+    MPI_Win win;
+    struct kap_gate *gate;
+    int node_rank;
+    int node_size;
+};
+
+static void start_init (struct kap_ctx *ctx, struct kap_start *st)
+{
+    MPI_Aint size;
+    int disp;
+    void *base;
+
+    MPI_Comm_split_type (MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                         &st->node);
+    MPI_Comm_rank (st->node, &st->node_rank);
+    MPI_Comm_size (st->node, &st->node_size);
+    MPI_Comm_split (MPI_COMM_WORLD, st->node_rank == 0 ? 0 : MPI_UNDEFINED,
+                    ctx->rank, &st->leaders);
+    MPI_Win_allocate_shared (st->node_rank == 0 ? sizeof (struct kap_gate) : 0, 1,
+                             MPI_INFO_NULL, st->node, &base, &st->win);
+    MPI_Win_shared_query (st->win, 0, &size, &disp, &st->gate);
+    if (st->node_rank == 0)
+        kap_gate_init (st->gate);
+}
+
+static void start_fini (struct kap_start *st)
+{
+    MPI_Win_free (&st->win);
+    if (st->leaders != MPI_COMM_NULL)
+        MPI_Comm_free (&st->leaders);
+    MPI_Comm_free (&st->node);
+}
+
+/* The setup barrier's release.  Gathering is quiet_barrier (nobody
+ * spins).  Then the ranks of each node sleep at their node's gate; the
+ * node's leader waits until all of them announced themselves, meets the
+ * other nodes' leaders (an MPI barrier of one rank per node), and opens
+ * the gate: one futex wake-up for the whole node.  An MPI_Barrier release
+ * let 32 ranks on 2 cores go over 5-10 ms, one scheduler slice at a time,
+ * and a canopy event over 5-8 ms (each broker's first wake-up of a rank
+ * let that rank run before the next was woken); that spread, not the
+ * KVS, was most of the worst fence.
+ */
+static void release_together (struct kap_ctx *ctx, struct kap_start *st)
+{
+    quiet_barrier ();
+    if (st->node_rank == 0) {
+        if (kap_gate_ready (st->gate, st->node_size - 1, 60.) < 0)
+            say (ctx, "warning: %d node ranks did not reach the start gate in 60 s",
+                 st->node_size - 1);
+        if (st->leaders != MPI_COMM_NULL)
+            MPI_Barrier (st->leaders);
+        kap_gate_open (st->gate);
+    }
+    else
+        kap_gate_wait (st->gate);
 }
 
 /* Rank 0 makes every directory of every iteration, then every rank waits
@@ -555,6 +626,8 @@ int main (int argc, char *argv[])
     ctx.sync_enter = ctx.sync_answer = -1;
 
     /* Setup (untimed), then the setup barrier. */
+    struct kap_start start;
+    start_init (&ctx, &start);
     setup_dirs (&ctx);
     if (ctx.cfg.sync_type == KAP_SYNC_CAUSAL
         && kap_is_consumer (&ctx.cfg, ctx.rank)) {
@@ -563,11 +636,7 @@ int main (int argc, char *argv[])
         if (canopy_event_subscribe (ctx.h, topic) < 0)
             die (&ctx, "subscribing to %s: %s", topic, strerror (errno));
     }
-    /* The setup barrier: gather without spinning, then leave together
-     * (a sleeping rank would wake late and start its phases late).
-     */
-    quiet_barrier ();
-    MPI_Barrier (MPI_COMM_WORLD);
+    release_together (&ctx, &start);
 
     double t0 = now ();
     if (kap_is_producer (&ctx.cfg, ctx.rank))
@@ -583,6 +652,7 @@ int main (int argc, char *argv[])
         ctx.wall[KAP_PHASE_TOTAL] = (now () - t2) + (t1 - t0);
 
     gather_results (&ctx, &res);
+    start_fini (&start);
     rc = res.errors > 0 ? 1 : 0;
     if (ctx.rank == 0) {
         kap_report_print (stdout, &ctx.cfg, &res);
