@@ -51,7 +51,9 @@ struct lookup *lookup_create (struct kvs_ctx *ctx, const char *key, int flags,
     l->flags = flags;
     l->done = done;
     l->arg = arg;
-    snprintf (l->rootref, sizeof (l->rootref), "%s", rootref);
+    size_t n = strnlen (rootref, sizeof (l->rootref) - 1);
+    memcpy (l->rootref, rootref, n);
+    l->rootref[n] = '\0';
     if (!(l->orig_key = strdup (key)) || !(l->key = kvs_path_normalize (key))) {
         int e = errno;
         lookup_destroy (l);

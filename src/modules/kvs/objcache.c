@@ -101,7 +101,12 @@ void objcache_destroy (objcache_t *c)
  */
 static void mkkey (char *buf, size_t size, enum objtype type, const char *ref)
 {
-    snprintf (buf, size, "%c:%s", type == OBJ_DIR ? 'd' : 'r', ref);
+    /* called for every object of every lookup: no snprintf */
+    size_t n = strnlen (ref, size - 3);
+    buf[0] = type == OBJ_DIR ? 'd' : 'r';
+    buf[1] = ':';
+    memcpy (buf + 2, ref, n);
+    buf[2 + n] = '\0';
 }
 
 static struct entry *get_valid (objcache_t *c, enum objtype type, const char *ref)
