@@ -96,6 +96,7 @@ test_expect_success GROFF 'each command'"'"'s --help options are in its page' '
 # and kap/model/ (installed under the package data directory).
 KAPCROWD=$SHARNESS_BUILD_DIRECTORY/kap/kap-crowd
 KAPMODEL=$SHARNESS_BUILD_DIRECTORY/kap/model/kap-model
+KAP=$SHARNESS_BUILD_DIRECTORY/kap/kap
 
 # check_program PAGE PROGRAM: every long option PAGE.1 documents is in
 # PROGRAM --help, and every long option PROGRAM --help prints is in PAGE.1.
@@ -126,8 +127,15 @@ test_expect_success GROFF 'kap-crowd(1) documents the options of kap-crowd --hel
 test_expect_success GROFF 'kap-model(1) documents the options of kap-model --help' '
 	check_program kap-model "$KAPMODEL"
 '
+test -x "$KAP" && test_set_prereq KAP
+test_expect_success 'kap has a man page' '
+	test -f $mandir/kap.1
+'
+test_expect_success GROFF,KAP 'kap(1) documents the options of kap --help' '
+	check_program kap "$KAP"
+'
 test_expect_success GROFF 'the KAP pages have EXAMPLES and EXIT STATUS' '
-	for p in kap-crowd kap-model; do
+	for p in kap kap-crowd kap-model; do
 		render $mandir/$p.1 >page.$p &&
 		for s in EXAMPLES "EXIT STATUS"; do
 			grep -q "^$s" page.$p || { echo "$p.1: no $s"; return 1; }
