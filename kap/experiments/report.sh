@@ -204,11 +204,13 @@ cat <<EOF
 
 KAP's worst fence is the rank that entered the fence first and got its
 answer last.  Its \`sync_timeline\` splits that in three (medians, ms):
-**entries**, how far apart the ranks entered the fence (the MPI barrier
-before it releases the ranks a few at a time on these cores, while the
-first ones already load the brokers); **KVS**, from the last entry to
-the first answer: the contributions still on their way up, the apply at
-rank 0 and the setroot event leaving it; **answers**, how far apart the
+**entries**, how far apart the ranks entered the fence (they leave
+KAP's start gate together, then share these cores with the brokers
+handling the first contributions); **KVS**, from the last entry to the
+first answer: the contributions still on their way up or queued at a
+broker, the apply at rank 0 and the setroot event leaving it (with every
+rank released at once the contributions arrive in one burst, so the
+brokers' backlog falls here rather than in the entries); **answers**, how far apart the
 answers reached the ranks (the setroot event going down the tree and
 every broker waking its clients, on the same cores).
 
