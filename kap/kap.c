@@ -200,11 +200,11 @@ static int connect_broker (struct kap_ctx *ctx)
  * there would steal the CPU the ranks still being measured (and their
  * brokers) need.  Used wherever some ranks may still be timing.
  */
-static void quiet_barrier_max (long max_ns)
+static void quiet_barrier (void)
 {
     MPI_Request req;
     int done = 0;
-    long ns = 20 * 1000;        /* back off from 20 us to max_ns */
+    long ns = 20 * 1000;        /* back off from 20 us to 5 ms */
 
     MPI_Ibarrier (MPI_COMM_WORLD, &req);
     for (;;) {
@@ -213,14 +213,9 @@ static void quiet_barrier_max (long max_ns)
             break;
         struct timespec ts = { .tv_sec = 0, .tv_nsec = ns };
         nanosleep (&ts, NULL);
-        if (ns < max_ns)
+        if (ns < 5 * 1000 * 1000)
             ns *= 2;
     }
-}
-
-static void quiet_barrier (void)
-{
-    quiet_barrier_max (5 * 1000 * 1000);
 }
 
 /* The start gate (kap_gate.h) of this rank's node, in an MPI-3 shared

@@ -1,5 +1,6 @@
-/* blobref.c - see blobref.h.  SHA-256 comes from libsodium; the library is
- * initialised on first use (sodium_init is idempotent and thread safe).
+/* blobref.c - see blobref.h.  One blob is hashed by libsodium, initialised
+ * on first use (sodium_init is idempotent and thread safe); a batch goes
+ * to sha256_many (sixteen at a time where the CPU has AVX-512F).
  */
 #include <stdlib.h>
 #include <string.h>

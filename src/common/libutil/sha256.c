@@ -45,12 +45,17 @@ void sha256_set_generic (bool generic)
 static bool have_x16 (void)
 {
 #ifdef HAVE_SHA256_X16
+    /* -1 unknown, else the answer; threads may race to fill it in, all
+     * with the same value
+     */
     static int cached = -1;
-    if (cached < 0) {
+    int v = __atomic_load_n (&cached, __ATOMIC_RELAXED);
+    if (v < 0) {
         __builtin_cpu_init ();
-        cached = __builtin_cpu_supports ("avx512f") ? 1 : 0;
+        v = __builtin_cpu_supports ("avx512f") ? 1 : 0;
+        __atomic_store_n (&cached, v, __ATOMIC_RELAXED);
     }
-    return cached == 1;
+    return v == 1;
 #else
     return false;
 #endif
