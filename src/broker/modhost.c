@@ -4,11 +4,15 @@
  * - Lifecycle: LOADING (thread started) -> RUNNING (module said so) ->
  *   EXITED (mod_main returned; the thread sent its exit status and is
  *   joined, the DSO closed, its services removed and its users notified).
- * - Messages to and from module threads travel as pointers to private
- *   copies (msg_handoff.c), not encoded: the copy is cheaper than the
- *   frames and decoding it replaced.
- * - The module ROUTER uses ROUTER_MANDATORY so a message for a module that
- *   is gone fails instead of vanishing.
+ * - Each module has a pair of message queues (msg_queue.h), one each
+ *   way: messages travel as pointers to private copies, not encoded, and
+ *   a busy receiver costs its sender no system call.  The queues exist
+ *   before the thread starts, so messages for a module still loading
+ *   simply wait in its queue.  The broker watches each module's outbound
+ *   queue descriptor in its reactor.
+ * - When a module is finished (or abandoned) both queues are closed: a
+ *   late message for it fails at once instead of vanishing, and an
+ *   abandoned thread's handle sees its connection lost.
  * - Unloading sends a NORESPONSE "<name>.shutdown" request; a module that
  *   does not exit within the grace period is abandoned (its thread is
  *   detached) so that shutdown never hangs.
@@ -29,18 +33,16 @@
 #include <signal.h>
 #include <syslog.h>
 #include <limits.h>
-#include <zmq.h>
 #include <canopy/canopy.h>
 #include "src/common/libutil/list.h"
 #include "src/common/libutil/monotime.h"
 #include "src/common/libcanopy/handle_private.h"
 #include "src/common/libcanopy/module_private.h"
-#include "src/common/libcanopy/msg_handoff.h"
+#include "src/common/libcanopy/msg_queue.h"
 #include "broker.h"
 #include "rpctrack.h"
 #include "modhost.h"
 
-#define MOD_ENDPOINT "inproc://canopy-modules"
 #define UNLOAD_GRACE 10.0
 
 enum { CTL_MOD_STATUS = 100 };
@@ -63,16 +65,15 @@ struct module {
     double load_time;
     canopy_msg_t **removers;    /* pending module.remove requests */
     int nremovers;
-    canopy_msg_t **backlog;     /* messages that arrived before RUNNING */
-    int nbacklog;
+    msg_queue_t *to_mod;        /* broker -> module */
+    msg_queue_t *from_mod;      /* module -> broker */
+    canopy_watcher_t *from_w;   /* from_mod's descriptor */
     canopy_watcher_t *grace;
     rpctrack_t *track;          /* requests handed to it, not yet answered */
 };
 
 struct modhost {
     struct broker *b;
-    void *router;
-    canopy_watcher_t *w;
     struct list_node modules;   /* load order */
     int count;
     char *searchpath;
@@ -83,24 +84,36 @@ struct modhost {
 
 struct thread_arg {
     struct module *mod;
-    void *zctx;
+    msg_queue_t *in;            /* the thread's references */
+    msg_queue_t *out;
     uint32_t rank;
 };
+
+static void thread_arg_free (struct thread_arg *ta)
+{
+    if (ta) {
+        msg_queue_decref (ta->in);
+        msg_queue_decref (ta->out);
+        free (ta);
+    }
+}
 
 static void module_free (struct module *mod)
 {
     if (!mod)
         return;
     canopy_watcher_destroy (mod->grace);
+    canopy_watcher_destroy (mod->from_w);
+    msg_queue_close (mod->to_mod);
+    msg_queue_close (mod->from_mod);
+    msg_queue_decref (mod->to_mod);
+    msg_queue_decref (mod->from_mod);
     for (int i = 0; i < mod->argc; i++)
         free (mod->argv[i]);
     free (mod->argv);
     for (int i = 0; i < mod->nremovers; i++)
         canopy_msg_decref (mod->removers[i]);
     free (mod->removers);
-    for (int i = 0; i < mod->nbacklog; i++)
-        canopy_msg_decref (mod->backlog[i]);
-    free (mod->backlog);
     endpoint_release (&mod->ep);
     rpctrack_destroy (mod->track);
     free (mod->name);
@@ -108,8 +121,8 @@ static void module_free (struct module *mod)
     free (mod);
 }
 
-/* Until the module thread has connected (it says RUNNING), its socket is
- * not known to the ROUTER: keep messages in a backlog meanwhile.
+/* A message for the module: tracked if it is a request, then queued (it
+ * waits there if the thread has not started reading yet).
  */
 static int module_send (struct endpoint *ep, const canopy_msg_t *msg)
 {
@@ -120,47 +133,13 @@ static int module_send (struct endpoint *ep, const canopy_msg_t *msg)
     }
     if (rpctrack_add (mod->track, msg) < 0)
         return -1;
-    if (mod->state == MOD_LOADING) {
-        canopy_msg_t **v = realloc (mod->backlog, (mod->nbacklog + 1) * sizeof (*v));
-        if (!v) {
-            rpctrack_remove (mod->track, msg);
-            errno = ENOMEM;
-            return -1;
-        }
-        mod->backlog = v;
-        mod->backlog[mod->nbacklog++] = canopy_msg_incref ((canopy_msg_t *)msg);
-        return 0;
-    }
-    if (msg_handoff_send (mod->mh->router, ep->id, msg, false) < 0) {
+    if (msg_queue_send (mod->to_mod, msg) < 0) {
         int e = errno;
         rpctrack_remove (mod->track, msg);
         errno = e;
         return -1;
     }
     return 0;
-}
-
-static void module_running (struct module *mod)
-{
-    mod->state = MOD_RUNNING;
-    for (int i = 0; i < mod->nbacklog; i++) {
-        if (msg_handoff_send (mod->mh->router, mod->ep.id, mod->backlog[i],
-                                     false) < 0) {
-            broker_log (mod->mh->b, LOG_ERR, "module %s: lost a queued message: %s",
-                        mod->name, strerror (errno));
-            if (canopy_msg_get_type (mod->backlog[i]) == CANOPY_MSGTYPE_REQUEST
-                && !canopy_msg_has_flag (mod->backlog[i], CANOPY_MSGFLAG_NORESPONSE)) {
-                rpctrack_remove (mod->track, mod->backlog[i]);
-                broker_respond_error (mod->mh->b, mod->backlog[i], EIO,
-                                      "module %s: the request could not be delivered",
-                                      mod->name);
-            }
-        }
-        canopy_msg_decref (mod->backlog[i]);
-    }
-    free (mod->backlog);
-    mod->backlog = NULL;
-    mod->nbacklog = 0;
 }
 
 static void send_status (canopy_t *h, int status, int rc)
@@ -187,12 +166,10 @@ static void *module_thread (void *arg)
 {
     struct thread_arg *ta = arg;
     struct module *mod = ta->mod;
-    void *sock = NULL;
     void *impl = NULL;
     canopy_t *h = NULL;
     int rc = -1;
     sigset_t all;
-    int nohwm = 0;
 
     /* signals belong to the broker's main thread */
     sigfillset (&all);
@@ -206,22 +183,17 @@ static void *module_thread (void *arg)
         (void)pthread_setname_np (pthread_self (), tname);
     }
 
-    /* No high-water mark either way: the broker and a module each send
-     * blocking, so a bounded pipe lets them block on each other (a module
-     * sending a burst of requests while the broker forwards it a burst of
-     * responses).  The inproc pipes are in-memory queues.
+    /* The queues are unbounded: the broker and a module never wait for
+     * each other to make room (a module sending a burst of requests while
+     * the broker forwards it a burst of responses would deadlock).
      */
-    if (!(sock = zmq_socket (ta->zctx, ZMQ_DEALER))
-        || zmq_setsockopt (sock, ZMQ_SNDHWM, &nohwm, sizeof (nohwm)) < 0
-        || zmq_setsockopt (sock, ZMQ_RCVHWM, &nohwm, sizeof (nohwm)) < 0
-        || zmq_setsockopt (sock, ZMQ_ROUTING_ID, mod->ep.id, strlen (mod->ep.id)) < 0
-        || zmq_connect (sock, MOD_ENDPOINT) < 0
-        || !(impl = connector_zmq_create (sock))) {
-        if (sock)
-            zmq_close (sock);
+    if (!(impl = connector_queue_create (msg_queue_incref (ta->in),
+                                         msg_queue_incref (ta->out)))) {
+        msg_queue_decref (ta->in);
+        msg_queue_decref (ta->out);
         goto done_nohandle;
     }
-    if (!(h = handle_create (&connector_zmq_ops, impl, 0)))
+    if (!(h = handle_create (&connector_queue_ops, impl, 0)))
         goto done_nohandle;
     handle_set_disconnect_cb (h, module_disconnect_cb, NULL);
     canopy_log_set_appname (h, mod->name);
@@ -234,13 +206,26 @@ static void *module_thread (void *arg)
 done:
     send_status (h, MOD_EXITED, rc);
     canopy_close (h);
-    free (ta);
+    thread_arg_free (ta);
     return NULL;
 done_nohandle:
-    /* can't report: the broker notices through the join in destroy */
-    free (ta);
+    /* Can't report through a handle: say EXITED on the queue itself, so
+     * the broker joins the thread and answers what was sent to it.
+     */
+    {
+        canopy_msg_t *msg = canopy_msg_create (CANOPY_MSGTYPE_CONTROL);
+        if (msg && canopy_msg_set_control (msg, CTL_MOD_STATUS, MOD_EXITED) == 0
+            && canopy_msg_set_string (msg, "{\"rc\":-1}") == 0)
+            (void)msg_queue_send_owned (ta->out, msg);
+        else
+            canopy_msg_decref (msg);
+    }
+    thread_arg_free (ta);
     return NULL;
 }
+
+static void module_queue_cb (canopy_reactor_t *r, canopy_watcher_t *w,
+                             int revents, void *arg);
 
 static struct module *module_lookup (struct modhost *mh, const char *name)
 {
@@ -337,6 +322,15 @@ int modhost_load (struct modhost *mh, const char *name_or_path,
         goto nomem;
     mod->ep.userid = b->owner;
     mod->ep.rolemask = CANOPY_ROLE_OWNER;
+    if (!(mod->to_mod = msg_queue_create ())
+        || !(mod->from_mod = msg_queue_create ())
+        || !(mod->from_w = canopy_fd_watcher_create (b->r,
+                                                     msg_queue_pollfd (mod->from_mod),
+                                                     CANOPY_POLLIN, module_queue_cb,
+                                                     mod))) {
+        snprintf (errbuf, errsize, "module queues: %s", strerror (errno));
+        goto error;
+    }
     if (argc > 0) {
         if (!(mod->argv = calloc (argc + 1, sizeof (char *))))
             goto nomem;
@@ -352,17 +346,19 @@ int modhost_load (struct modhost *mh, const char *name_or_path,
     if (!(ta = calloc (1, sizeof (*ta))))
         goto nomem_registered;
     ta->mod = mod;
-    ta->zctx = b->zctx;
+    ta->in = msg_queue_incref (mod->to_mod);
+    ta->out = msg_queue_incref (mod->from_mod);
     ta->rank = b->rank;
     mod->load_time = walltime ();
     int e = pthread_create (&mod->thread, NULL, module_thread, ta);
     if (e != 0) {
-        free (ta);
+        thread_arg_free (ta);
         errno = e;
         snprintf (errbuf, errsize, "pthread_create: %s", strerror (e));
         goto error_registered;
     }
     mod->thread_started = true;
+    canopy_watcher_start (mod->from_w);
     list_add_tail (&mh->modules, &mod->node);
     mh->count++;
     broker_log (b, LOG_DEBUG, "loaded module %s from %s", mod->name, mod->path);
@@ -413,6 +409,9 @@ static void module_finish (struct module *mod, bool abandoned)
     struct unanswered u = { .b = b, .name = mod->name, .abandoned = abandoned };
 
     mod->state = MOD_EXITED;
+    msg_queue_close (mod->to_mod);
+    msg_queue_close (mod->from_mod);
+    canopy_watcher_stop (mod->from_w);
     rpctrack_purge (mod->track, unanswered_cb, &u);
     if (u.count > 0)
         broker_log (b, LOG_WARNING, "module %s left %d request%s unanswered;"
@@ -473,25 +472,21 @@ static void module_stop (struct module *mod)
     }
 }
 
-static void router_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
+/* The module's outbound queue is readable: route what it sent, a batch
+ * at a time (the descriptor stays readable for the rest).
+ */
+static void module_queue_cb (canopy_reactor_t *r, canopy_watcher_t *w,
+                             int revents, void *arg)
 {
-    struct modhost *mh = arg;
-    struct broker *b = mh->b;
+    struct module *mod = arg;
+    struct broker *b = mod->mh->b;
 
     for (int i = 0; i < 64; i++) {
-        char *sender = NULL;
-        canopy_msg_t *msg = msg_handoff_recv (mh->router, &sender, true);
+        canopy_msg_t *msg = msg_queue_recv (mod->from_mod);
         if (!msg) {
-            if (errno == EAGAIN || errno == ETERM)
-                break;
-            continue;
-        }
-        struct endpoint *ep = hashmap_lookup (b->endpoints, sender);
-        struct module *mod = ep && ep->type == EP_MODULE ? ep->impl : NULL;
-        if (!mod) {
-            canopy_msg_decref (msg);
-            free (sender);
-            continue;
+            if (errno != EAGAIN)
+                canopy_watcher_stop (w);    /* closed: nothing more comes */
+            break;
         }
         switch (canopy_msg_get_type (msg)) {
             case CANOPY_MSGTYPE_REQUEST:
@@ -507,15 +502,14 @@ static void router_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, vo
                 (void)canopy_msg_get_control (msg, &ctype, &status);
                 if (ctype != CTL_MOD_STATUS)
                     break;
-                if (status == MOD_RUNNING)
-                    module_running (mod);
+                if (status == MOD_RUNNING && mod->state == MOD_LOADING)
+                    mod->state = MOD_RUNNING;
                 else if (status == MOD_EXITED) {
                     (void)canopy_msg_unpack (msg, "{s:i}", "rc", &rc);
                     mod->rc = rc;
                     canopy_msg_decref (msg);
-                    free (sender);
-                    module_finish (mod, false);
-                    continue;
+                    module_finish (mod, false);     /* frees mod */
+                    return;
                 }
                 break;
             }
@@ -523,7 +517,6 @@ static void router_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, vo
                 break;
         }
         canopy_msg_decref (msg);
-        free (sender);
     }
 }
 
@@ -618,8 +611,6 @@ nomem:
 struct modhost *modhost_create (struct broker *b, const char *searchpath)
 {
     struct modhost *mh = calloc (1, sizeof (*mh));
-    int one = 1;
-    int nohwm = 0;     /* see module_thread */
 
     if (!mh) {
         errno = ENOMEM;
@@ -629,16 +620,6 @@ struct modhost *modhost_create (struct broker *b, const char *searchpath)
     list_init (&mh->modules);
     if (searchpath && !(mh->searchpath = strdup (searchpath)))
         goto error;
-    if (!(mh->router = zmq_socket (b->zctx, ZMQ_ROUTER))
-        || zmq_setsockopt (mh->router, ZMQ_ROUTER_MANDATORY, &one, sizeof (one)) < 0
-        || zmq_setsockopt (mh->router, ZMQ_SNDHWM, &nohwm, sizeof (nohwm)) < 0
-        || zmq_setsockopt (mh->router, ZMQ_RCVHWM, &nohwm, sizeof (nohwm)) < 0
-        || zmq_bind (mh->router, MOD_ENDPOINT) < 0)
-        goto error;
-    if (!(mh->w = canopy_zmq_watcher_create (b->r, mh->router, CANOPY_POLLIN,
-                                             router_cb, mh)))
-        goto error;
-    canopy_watcher_start (mh->w);
     if (broker_register (b, "module.load", load_cb, 0) < 0
         || broker_register (b, "module.remove", remove_cb, 0) < 0
         || broker_register (b, "module.list", list_cb, 0) < 0)
@@ -661,12 +642,6 @@ void modhost_destroy (struct modhost *mh)
         if (mod->thread_started)
             pthread_detach (mod->thread);
         module_free (mod);
-    }
-    canopy_watcher_destroy (mh->w);
-    if (mh->router) {
-        int linger = 0;
-        zmq_setsockopt (mh->router, ZMQ_LINGER, &linger, sizeof (linger));
-        zmq_close (mh->router);
     }
     free (mh->searchpath);
     free (mh);

@@ -1,7 +1,7 @@
 /* modhost.h - broker modules: .so plugins, one thread each.
  *
- * A module's thread owns a DEALER (identity "<rank>:m<name>") connected
- * to the broker's inproc ROUTER and runs mod_main with a handle on it.
+ * A module's thread talks to the broker over a pair of message queues
+ * (msg_queue.h) and runs mod_main with a handle on them.
  * Services: module.load {name|path, args[]}, module.remove {name},
  * module.list.  Loading fails with EEXIST (name taken), ENOENT (not found
  * in the module path), EINVAL (not a module).  Removal asks the module to

@@ -1,6 +1,6 @@
 /* handle_private.h - the handle structure and connector interface, shared
  * inside libcanopy (handle.c, rpc.c, msg_handler.c, module support) and
- * with the broker, which builds module handles on inproc sockets.
+ * with the broker, which builds module handles on message queues.
  *
  * A connector moves whole messages between a handle and a broker.  recv
  * with nonblock fails with EAGAIN; a lost broker is ECONNRESET.  pending()
@@ -65,7 +65,7 @@ void handle_set_disconnect_cb (canopy_t *h,
 
 /* Send 'msg' and drop the caller's reference to it, success or not: for
  * messages built to be sent and forgotten (responses).  A connector that
- * can take the message over instead of copying it (connector_zmq) does.
+ * can take the message over instead of copying it (connector_queue) does.
  */
 int handle_send_owned (canopy_t *h, canopy_msg_t *msg, int flags);
 
@@ -84,8 +84,11 @@ void msg_handler_list_destroy (canopy_t *h);
 /* connector_local.c */
 void *connector_local_create (const char *path, canopy_error_t *error);
 extern const struct connector_ops connector_local_ops;
-/* connector_zmq.c: a DEALER connected to a broker's module ROUTER */
-void *connector_zmq_create (void *zsock);
-extern const struct connector_ops connector_zmq_ops;
+/* connector_queue.c: a module thread's pair of queues to its broker
+ * (msg_queue.h); takes over one reference to each
+ */
+struct msg_queue;
+void *connector_queue_create (struct msg_queue *in, struct msg_queue *out);
+extern const struct connector_ops connector_queue_ops;
 
 #endif

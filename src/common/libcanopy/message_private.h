@@ -1,5 +1,5 @@
 /* message_private.h - the message structure, shared by message.c,
- * msg_codec.c and msg_handoff.c (which looks at the reference count) only.
+ * msg_codec.c and msg_queue.c (which looks at the reference count) only.
  * Everyone else uses the accessors in message.h.
  *
  * routes[0] is the bottom of the stack (the original sender) and
@@ -18,6 +18,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <jansson.h>
 
 struct canopy_msg {

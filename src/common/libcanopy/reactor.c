@@ -12,6 +12,8 @@
  *   before its watcher was stopped, still open in a child) cannot reach
  *   freed memory.  A descriptor epoll refuses (a second watcher on the
  *   same fd, a regular file) is polled through the array instead.
+ *   When the array is only the epoll set (no zmq socket: module threads,
+ *   clients), a pass waits in epoll_wait directly.
  * - Timers: a binary min-heap of active timers keyed by expiry.
  * - Prepare/check/idle watchers live on lists and run in creation order.
  * - Lifetime: callbacks may stop or destroy any watcher.  A watcher
@@ -28,6 +30,7 @@
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
+#include <limits.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <zmq.h>
@@ -622,16 +625,16 @@ static int rebuild_items (canopy_reactor_t *r)
     return 0;
 }
 
-/* The epoll set is readable: run the watchers of the ready descriptors.
- * If a callback runs the reactor itself (a nested pass, which has seen
- * the same readiness), the rest is left to the next pass: the set is
+#define EPOLL_BATCH 256
+
+/* Run the watchers of the ready descriptors in evs[0..n-1].  If a
+ * callback runs the reactor itself (a nested pass, which has seen the
+ * same readiness), the rest is left to the next pass: the set is
  * level-triggered, so nothing is lost.
  */
-static void dispatch_epoll (canopy_reactor_t *r)
+static void dispatch_epoll (canopy_reactor_t *r, struct epoll_event *evs, int n)
 {
-    struct epoll_event evs[256];
     unsigned int passes = r->passes;
-    int n = epoll_wait (r->epfd, evs, 256, 0);
 
     for (int i = 0; i < n && !r->stop && r->passes == passes; i++) {
         uint32_t slot = (uint32_t)evs[i].data.u64;
@@ -736,7 +739,17 @@ int canopy_reactor_run (canopy_reactor_t *r, int flags)
                 timeout = 0;
         }
         int n;
-        if (r->nitems > 0)
+        struct epoll_event evs[EPOLL_BATCH];
+        bool epoll_only = r->nitems == 1 && !r->item_w[0];
+        if (epoll_only) {
+            /* Only descriptors (a module thread, a client): wait in the
+             * epoll set itself.  zmq_poll would poll(2) it twice and then
+             * ask epoll again: three system calls instead of one.
+             */
+            n = epoll_wait (r->epfd, evs, EPOLL_BATCH,
+                            timeout > INT_MAX ? INT_MAX : (int)timeout);
+        }
+        else if (r->nitems > 0)
             n = zmq_poll (r->items, r->nitems, timeout);
         else
             n = poll (NULL, 0, (int)timeout);   /* zmq_poll rejects 0 items */
@@ -747,7 +760,11 @@ int canopy_reactor_run (canopy_reactor_t *r, int flags)
         r->now = monotime ();
         run_timers (r);
         r->passes++;
-        if (n > 0) {
+        if (epoll_only) {
+            if (n > 0 && !r->stop)
+                dispatch_epoll (r, evs, n);
+        }
+        else if (n > 0) {
             int count = r->nitems;
             unsigned int gen = r->generation;
             for (int i = 0; i < count && !r->stop; i++) {
@@ -756,8 +773,10 @@ int canopy_reactor_run (canopy_reactor_t *r, int flags)
                 zmq_pollitem_t *it = &r->items[i];
                 canopy_watcher_t *w = r->item_w[i];
                 if (!w) {
-                    if (it->revents)
-                        dispatch_epoll (r);
+                    if (it->revents) {
+                        int ne = epoll_wait (r->epfd, evs, EPOLL_BATCH, 0);
+                        dispatch_epoll (r, evs, ne);
+                    }
                     continue;
                 }
                 if (!it->revents || !w->active || w->zombie)
