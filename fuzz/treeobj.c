@@ -4,11 +4,14 @@
  * Invariants: a decoded object validates; a valid object's canonical
  * encoding decodes to an equal object and re-encodes to the same bytes
  * (so equal objects hash to equal blobrefs); accessors on the wrong type
- * fail with an errno instead of crashing.
+ * fail with an errno instead of crashing; the scan of an encoded
+ * directory for one name (treeobj_scan.h) never reads outside the text
+ * and, where it answers, answers as a decode of the same text would.
  */
 #include <string.h>
 #include <errno.h>
 #include "src/common/libkvs/treeobj.h"
+#include "src/common/libkvs/treeobj_scan.h"
 #include "src/common/libutil/blobref.h"
 #include "fuzz.h"
 
@@ -63,6 +66,47 @@ static void exercise (json_t *o)
     }
 }
 
+/* Scan the raw text for 'name': any answer must agree with the decoded
+ * object 'o' (NULL: the text does not decode).
+ */
+static void scan_one (const uint8_t *data, size_t size, json_t *o, const char *name)
+{
+    size_t off = 0, vlen = 0;
+    int rc = treeobj_dir_scan ((const char *)data, size, name, &off, &vlen);
+
+    FUZZ_CHECK (rc >= -1 && rc <= 1);
+    if (rc == 1)
+        FUZZ_CHECK (off <= size && vlen <= size - off);
+    if (rc < 0 || !o || !treeobj_is_dir (o))
+        return;
+    json_t *want = treeobj_dir_get (o, name);
+    if (rc == 0)
+        FUZZ_CHECK (want == NULL);
+    else {
+        FUZZ_CHECK (want != NULL);
+        /* The entry alone may fail to decode: decoding it validates one
+         * level deeper than the dir's decode did (the cache then decodes
+         * the whole dir instead, objcache_find).  If it decodes, it is
+         * the same entry.
+         */
+        json_t *got = treeobj_decode (data + off, vlen);
+        FUZZ_CHECK (got == NULL || json_equal (got, want));
+        json_decref (got);
+    }
+}
+
+static void scan (const uint8_t *data, size_t size, json_t *o)
+{
+    scan_one (data, size, o, "a");
+    scan_one (data, size, o, "key");
+    if (o && treeobj_is_dir (o)) {
+        const char *name;
+        json_t *e;
+        json_object_foreach (treeobj_data (o), name, e)
+            scan_one (data, size, o, name);
+    }
+}
+
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
     json_t *o, *o2;
@@ -72,9 +116,11 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 
     if (!(o = treeobj_decode (data, size))) {
         FUZZ_CHECK (errno == EPROTO || errno == ENOMEM);
+        scan (data, size, NULL);
         return 0;
     }
     FUZZ_CHECK (treeobj_validate (o) == 0);
+    scan (data, size, o);
     exercise (o);
     /* canonical encoding: may fail only on content the validator does not
      * look at (reals nested below the first level)

@@ -154,32 +154,51 @@ static void need (struct lookup *l, const char *ref, enum objtype type)
 
 /* Resolve a directory-like tree object to the plain dir object that holds
  * (or would hold) 'name': follow a dirref to its blob, and down an hdir's
- * buckets.  Returns NULL if something must be loaded (requested) or, with
- * no load pending, if an hdir bucket is empty (the name is absent).
+ * buckets.  Returns 1 with *dir that plain dir (borrowed); 2 with *entry
+ * the entry itself (a new reference, NULL if absent) when that dir was
+ * still encoded and the cache scanned it instead of decoding it
+ * (objcache_find); 0 if something must be loaded (requested) or, with no
+ * load pending, if an hdir bucket is empty (the name is absent).
  */
-static json_t *open_dir (struct lookup *l, json_t *obj, const char *name)
+static int open_dir (struct lookup *l, json_t *obj, const char *name,
+                     json_t **dir, json_t **entry)
 {
     for (int depth = 0; depth <= TREEOBJ_HDIR_MAXLEVEL + 2; depth++) {
-        if (treeobj_is_dir (obj))
-            return obj;
+        if (treeobj_is_dir (obj)) {
+            *dir = obj;
+            return 1;
+        }
         const char *ref;
         if (treeobj_is_dirref (obj))
             ref = treeobj_blobref_at (obj, 0);
         else if (treeobj_is_hdir (obj)) {
             if (!name || !(ref = treeobj_hdir_ref (obj,
                                                    treeobj_hdir_bucket_of (obj, name))))
-                return NULL;
+                return 0;
         }
         else
-            return NULL;
-        json_t *next = objcache_get_dir (l->ctx->cache, ref);
-        if (!next) {
-            need (l, ref, OBJ_DIR);
-            return NULL;
+            return 0;
+        json_t *next = NULL;
+        switch (objcache_find (l->ctx->cache, ref, name, &next, entry)) {
+            case 0:
+                need (l, ref, OBJ_DIR);
+                return 0;
+            case 2:
+                return 2;
         }
         obj = next;
     }
-    return NULL;
+    return 0;
+}
+
+/* Keep a scanned entry (a new reference) alive until the walk ends. */
+static int hold (json_t **holds, json_t *entry)
+{
+    if (!*holds && !(*holds = json_array ())) {
+        json_decref (entry);
+        return -1;
+    }
+    return json_array_append_new (*holds, entry);
 }
 
 /* Merge every entry of a directory-like object into 'out'.  Returns -1 if
@@ -342,6 +361,7 @@ void lookup_run (struct lookup *l)
 {
     char **comps = NULL;
     char *buf = NULL;
+    json_t *holds = NULL;   /* entries found by scanning, for this walk */
     int n;
 
     if (l->finished)
@@ -381,9 +401,9 @@ again:
     }
     json_t *cur = root;     /* a dir-like object */
     for (int i = 0; i < n; i++) {
-        json_t *dir = open_dir (l, cur, comps[i]);
-        json_t *entry;
-        if (!dir) {
+        json_t *dir = NULL, *entry = NULL;
+        int found = open_dir (l, cur, comps[i], &dir, &entry);
+        if (found == 0) {
             if (l->pending == 0 && !l->load_errnum) {
                 /* empty hdir bucket */
                 finish (l, ENOENT, "%s: no such key", l->orig_key);
@@ -392,7 +412,13 @@ again:
                 finish (l, l->load_errnum, "cannot load KVS object");
             goto done;
         }
-        if (!(entry = treeobj_dir_get (dir, comps[i]))) {
+        if (found == 1)
+            entry = treeobj_dir_get (dir, comps[i]);
+        else if (entry && hold (&holds, entry) < 0) {
+            finish (l, ENOMEM, NULL);
+            goto done;
+        }
+        if (!entry) {
             finish (l, ENOENT, "%s: no such key", l->orig_key);
             goto done;
         }
@@ -421,4 +447,5 @@ again:
 done:
     free (comps);
     free (buf);
+    json_decref (holds);
 }

@@ -6,6 +6,11 @@
  * Bytes (data) are the entry's own malloc'd copy, or, when 'owner' is
  * set, a span of that message's payload, which the entry holds a
  * reference to: release_data() undoes either.
+ * An encoded dir can answer objcache_find by scanning its text for one
+ * name (treeobj_scan.h) instead of being decoded: 'scanned' counts the
+ * bytes scanned so far, and once that reaches SCAN_BUDGET times the
+ * dir's size the next find decodes it (a decode costs about that much,
+ * so a dir read often is decoded soon, and one read once never is).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +21,10 @@
 #include "src/common/libutil/monotime.h"
 #include "src/common/libutil/blobref.h"
 #include "src/common/libkvs/treeobj.h"
+#include "src/common/libkvs/treeobj_scan.h"
 #include "objcache.h"
+
+enum { SCAN_BUDGET = 8 };
 
 struct waiter {
     objcache_wait_f cb;
@@ -32,6 +40,8 @@ struct entry {
     void *data;
     canopy_msg_t *owner;    /* data lies in this message's payload */
     size_t len;         /* bytes accounted */
+    size_t scanned;     /* bytes scanned while encoded (objcache_find) */
+    bool noscan;        /* the scan declined its text: decode it */
     double lastuse;
     struct waiter *waiters;
     int nwaiters;
@@ -46,6 +56,8 @@ struct objcache {
     size_t pending;
     size_t nwaiters;
     size_t encoded;
+    size_t scans;
+    size_t decodes;
 };
 
 static void release_data (struct entry *e)
@@ -139,6 +151,7 @@ static bool decode_dir (objcache_t *c, struct entry *e)
     e->dir = dir;
     release_data (e);
     c->encoded--;
+    c->decodes++;
     return true;
 }
 
@@ -148,6 +161,39 @@ json_t *objcache_get_dir (objcache_t *c, const char *ref)
     if (!e || (!e->dir && !decode_dir (c, e)))
         return NULL;
     return e->dir;
+}
+
+int objcache_find (objcache_t *c, const char *ref, const char *name,
+                   json_t **dir, json_t **entry)
+{
+    struct entry *e = get_valid (c, OBJ_DIR, ref);
+    size_t off, vlen;
+    int rc;
+
+    if (!e)
+        return 0;
+    if (!e->dir && !e->noscan && name && e->scanned < SCAN_BUDGET * e->len) {
+        if ((rc = treeobj_dir_scan (e->data, e->len, name, &off, &vlen)) == 0) {
+            e->scanned += e->len;
+            c->scans++;
+            *entry = NULL;
+            return 2;
+        }
+        if (rc == 1) {
+            json_t *o = treeobj_decode ((const char *)e->data + off, vlen);
+            if (o) {
+                e->scanned += e->len;
+                c->scans++;
+                *entry = o;
+                return 2;
+            }
+        }
+        e->noscan = true;   /* declined or a bad entry: the decode judges */
+    }
+    if (!e->dir && !decode_dir (c, e))
+        return 0;
+    *dir = e->dir;
+    return 1;
 }
 
 int objcache_get_raw (objcache_t *c, const char *ref, const void **data, size_t *len)
@@ -404,4 +450,6 @@ void objcache_stats (objcache_t *c, struct objcache_stats *st)
     st->pending = c->pending;
     st->waiters = c->nwaiters;
     st->encoded = c->encoded;
+    st->scans = c->scans;
+    st->decodes = c->decodes;
 }

@@ -242,6 +242,79 @@ static void test_encoded (void **state)
     objcache_destroy (c);
 }
 
+/* objcache_find: a primed directory answers by scanning while its scans
+ * cost less than about eight decodes, then is decoded; a decoded one is
+ * returned as such; a text the scan declines is decoded at once (and a
+ * bad one dropped, as objcache_get_dir does); not cached is 0.
+ */
+static void test_find (void **state)
+{
+    objcache_t *c = objcache_create (1 << 20, 60);
+    struct objcache_stats st;
+    const char *ref2 = "sha256-0000000000000000000000000000000000000000000000000000000000000002";
+    const char *ref3 = "sha256-0000000000000000000000000000000000000000000000000000000000000003";
+    json_t *d = treeobj_create_dir ();
+    json_t *dir, *entry;
+    size_t len;
+    char *enc;
+
+    assert_int_equal (treeobj_dir_set (d, "k", treeobj_create_val ("v", 1)), 0);
+    assert_int_equal (treeobj_dir_set (d, "l", treeobj_create_val ("w", 1)), 0);
+    assert_non_null ((enc = treeobj_encode (d, &len)));
+    assert_int_equal (objcache_find (c, ref1, "k", &dir, &entry), 0);
+    assert_int_equal (objcache_put_dir_encoded (c, ref1, enc, len, NULL), 0);
+    int scans = 0;
+    for (;;) {
+        dir = entry = NULL;
+        int rc = objcache_find (c, ref1, scans % 2 ? "k" : "absent", &dir, &entry);
+        if (rc == 1)
+            break;
+        assert_int_equal (rc, 2);
+        assert_null (dir);
+        if (scans % 2) {
+            assert_non_null (entry);
+            assert_true (json_equal (entry, treeobj_dir_get (d, "k")));
+            json_decref (entry);
+        }
+        else
+            assert_null (entry);
+        objcache_stats (c, &st);
+        assert_int_equal (st.encoded, 1);       /* still not decoded */
+        scans++;
+        assert_true (scans <= 8);
+    }
+    assert_int_equal (scans, 8);
+    assert_true (json_equal (dir, d));
+    objcache_stats (c, &st);
+    assert_int_equal (st.encoded, 0);
+    /* decoded now: the same dir every time, also for objcache_get_dir */
+    assert_int_equal (objcache_find (c, ref1, "l", &dir, &entry), 1);
+    assert_ptr_equal (dir, objcache_get_dir (c, ref1));
+
+    /* an hdir's text is declined: decoded at the first find */
+    json_t *h = treeobj_create_hdir (0);
+    size_t hlen;
+    char *henc = treeobj_encode (h, &hlen);
+    assert_non_null (henc);
+    assert_int_equal (objcache_put_dir_encoded (c, ref2, henc, hlen, NULL), 0);
+    assert_int_equal (objcache_find (c, ref2, "k", &dir, &entry), 1);
+    assert_true (treeobj_is_hdir (dir));
+    /* not JSON: declined, then dropped by the decode */
+    assert_int_equal (objcache_put_dir_encoded (c, ref3, "{nope", 5, NULL), 0);
+    assert_int_equal (objcache_find (c, ref3, "k", &dir, &entry), 0);
+    assert_false (objcache_has (c, OBJ_DIR, ref3));
+    /* no name: decode */
+    assert_int_equal (objcache_clear (c), 2);
+    assert_int_equal (objcache_put_dir_encoded (c, ref1, enc, len, NULL), 0);
+    assert_int_equal (objcache_find (c, ref1, NULL, &dir, &entry), 1);
+    assert_true (json_equal (dir, d));
+
+    free (henc);
+    json_decref (h);
+    free (enc);
+    json_decref (d);
+    objcache_destroy (c);
+}
 
 /* Shared entries: the bytes stay where they are in a message's payload,
  * which outlives the caller's reference for as long as an entry made from
@@ -316,6 +389,7 @@ int main (void)
         cmocka_unit_test (test_wait_cancel),
         cmocka_unit_test (test_lru),
         cmocka_unit_test (test_encoded),
+        cmocka_unit_test (test_find),
         cmocka_unit_test (test_shared),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);

@@ -1,0 +1,260 @@
+/* test/treeobj_scan.c - finding one entry in an encoded directory: for
+ * random directories (values, valrefs, symlinks, nested dirs and dirrefs,
+ * names of every printable character) the scan agrees with a full decode
+ * on every present and many absent names, and the span it returns decodes
+ * to the very entry; the empty directory; names with escapes, non-ASCII
+ * bytes, white space, hdirs and other shapes are declined (EPROTO, and
+ * the outputs untouched); every truncation and many one-byte corruptions
+ * of a valid encoding give either a decline or the answer a decode of the
+ * corrupted text gives; a duplicate name yields its last value.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include "src/common/libkvs/treeobj.h"
+#include "src/common/libkvs/treeobj_scan.h"
+
+static const char *ref1 = "sha256-ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+
+static void randname (char *buf, size_t size, unsigned *seed)
+{
+    static const char chars[] =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_+=:;,/#@!~";
+    int n = 1 + rand_r (seed) % (int)(size - 1 < 12 ? size - 1 : 12);
+    for (int i = 0; i < n; i++)
+        buf[i] = chars[rand_r (seed) % (sizeof (chars) - 1)];
+    buf[n] = '\0';
+}
+
+static json_t *randentry (unsigned *seed, int depth)
+{
+    char data[64];
+    int len = rand_r (seed) % 40;
+    for (int i = 0; i < len; i++)
+        data[i] = (char)rand_r (seed);
+    switch (rand_r (seed) % (depth < 2 ? 5 : 3)) {
+        case 0:
+            return treeobj_create_val (data, len);
+        case 1: {
+            json_t *v = treeobj_create_valref ();
+            assert_int_equal (treeobj_append_blobref (v, ref1), 0);
+            return v;
+        }
+        case 2:
+            return treeobj_create_symlink ("a.b.c");
+        case 3:
+            return treeobj_create_dirref (ref1);
+        default: {
+            json_t *d = treeobj_create_dir ();
+            char name[16];
+            for (int i = rand_r (seed) % 4; i > 0; i--) {
+                randname (name, sizeof (name), seed);
+                assert_int_equal (treeobj_dir_set (d, name, randentry (seed, depth + 1)), 0);
+            }
+            return d;
+        }
+    }
+}
+
+/* The scan of 'name' in enc agrees with the decoded dir 'dir'. */
+static void check_agrees (const char *enc, size_t len, json_t *dir, const char *name)
+{
+    size_t off = 12345, vlen = 6789;
+    int rc = treeobj_dir_scan (enc, len, name, &off, &vlen);
+    json_t *want = treeobj_dir_get (dir, name);
+
+    if (!want) {
+        assert_int_equal (rc, 0);
+        assert_int_equal (off, 12345);
+        assert_int_equal (vlen, 6789);
+        return;
+    }
+    assert_int_equal (rc, 1);
+    assert_true (off + vlen <= len);
+    json_t *got = treeobj_decode (enc + off, vlen);
+    assert_non_null (got);
+    assert_true (json_equal (got, want));
+    json_decref (got);
+}
+
+static void test_random_dirs (void **state)
+{
+    unsigned seed = 42;
+    char name[16];
+
+    for (int round = 0; round < 300; round++) {
+        json_t *dir = treeobj_create_dir ();
+        int n = rand_r (&seed) % 60;
+        for (int i = 0; i < n; i++) {
+            randname (name, sizeof (name), &seed);
+            assert_int_equal (treeobj_dir_set (dir, name, randentry (&seed, 0)), 0);
+        }
+        size_t len;
+        char *enc = treeobj_encode (dir, &len);
+        assert_non_null (enc);
+        const char *k;
+        json_t *e;
+        json_object_foreach (treeobj_data (dir), k, e)
+            check_agrees (enc, len, dir, k);
+        for (int i = 0; i < 20; i++) {
+            randname (name, sizeof (name), &seed);
+            check_agrees (enc, len, dir, name);
+        }
+        check_agrees (enc, len, dir, "");
+        free (enc);
+        json_decref (dir);
+    }
+}
+
+static void test_empty (void **state)
+{
+    const char *enc = "{\"data\":{},\"type\":\"dir\",\"ver\":1}";
+    size_t off, vlen;
+    assert_int_equal (treeobj_dir_scan (enc, strlen (enc), "a", &off, &vlen), 0);
+}
+
+static void expect_decline (const char *enc, const char *name)
+{
+    size_t off = 1, vlen = 2;
+    errno = 0;
+    assert_int_equal (treeobj_dir_scan (enc, strlen (enc), name, &off, &vlen), -1);
+    assert_int_equal (errno, EPROTO);
+    assert_int_equal (off, 1);
+    assert_int_equal (vlen, 2);
+}
+
+static void test_declined (void **state)
+{
+    size_t off, vlen;
+    /* a name with an escape */
+    json_t *dir = treeobj_create_dir ();
+    assert_int_equal (treeobj_dir_set (dir, "a\"b", treeobj_create_symlink ("x")), 0);
+    assert_int_equal (treeobj_dir_set (dir, "c", treeobj_create_symlink ("y")), 0);
+    char *enc = treeobj_encode (dir, NULL);
+    assert_non_null (enc);
+    expect_decline (enc, "c");
+    free (enc);
+    json_decref (dir);
+    /* a name beyond ASCII */
+    expect_decline ("{\"data\":{\"\xc3\xa9\":{\"data\":\"x\",\"type\":\"symlink\",\"ver\":1}},"
+                    "\"type\":\"dir\",\"ver\":1}", "a");
+    /* white space, other shapes, trailing bytes, an hdir, a value */
+    expect_decline ("{ \"data\":{},\"type\":\"dir\",\"ver\":1}", "a");
+    expect_decline ("{\"data\":{},\"type\":\"dir\",\"ver\":1} ", "a");
+    expect_decline ("{\"data\":{},\"type\":\"dir\",\"ver\":2}", "a");
+    expect_decline ("{\"data\":{\"a\":1 },\"type\":\"dir\",\"ver\":1}", "a");
+    expect_decline ("{\"data\":{\"count\":3,\"level\":0,\"refs\":[]},\"type\":\"hdir\",\"ver\":1}",
+                    "count");
+    expect_decline ("{\"data\":\"aGk=\",\"type\":\"val\",\"ver\":1}", "a");
+    expect_decline ("", "a");
+    /* grammar of what is skipped */
+    expect_decline ("{\"data\":{\"a\":tru},\"type\":\"dir\",\"ver\":1}", "b");
+    expect_decline ("{\"data\":{\"a\":01},\"type\":\"dir\",\"ver\":1}", "b");
+    expect_decline ("{\"data\":{\"a\":1.},\"type\":\"dir\",\"ver\":1}", "b");
+    expect_decline ("{\"data\":{\"a\":12345678901234567890},\"type\":\"dir\",\"ver\":1}", "b");
+    expect_decline ("{\"data\":{\"a\":[1,]},\"type\":\"dir\",\"ver\":1}", "b");
+    expect_decline ("{\"data\":{\"a\":{\"x\"}},\"type\":\"dir\",\"ver\":1}", "b");
+    expect_decline ("{\"data\":{\"a\":\"\\q\"},\"type\":\"dir\",\"ver\":1}", "b");
+    expect_decline ("{\"data\":{\"a\":\"\\ud800\"},\"type\":\"dir\",\"ver\":1}", "b");
+    expect_decline ("{\"data\":{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+                    "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]},"
+                    "\"type\":\"dir\",\"ver\":1}", "b");
+    /* but what is well formed is skipped */
+    const char *ok = "{\"data\":{\"a\":[1,-2.5e+3,true,false,null,\"\\u0041\\n\",{}],"
+                     "\"b\":{\"data\":\"x\",\"type\":\"symlink\",\"ver\":1}},\"type\":\"dir\",\"ver\":1}";
+    assert_int_equal (treeobj_dir_scan (ok, strlen (ok), "b", &off, &vlen), 1);
+    assert_int_equal (vlen, strlen ("{\"data\":\"x\",\"type\":\"symlink\",\"ver\":1}"));
+    assert_int_equal (treeobj_dir_scan (ok, strlen (ok), "c", &off, &vlen), 0);
+    /* bad arguments */
+    errno = 0;
+    assert_int_equal (treeobj_dir_scan (NULL, 0, "a", &off, &vlen), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_int_equal (treeobj_dir_scan (ok, strlen (ok), NULL, &off, &vlen), -1);
+    assert_int_equal (treeobj_dir_scan (ok, strlen (ok), "a", NULL, &vlen), -1);
+}
+
+static void test_duplicate (void **state)
+{
+    const char *enc = "{\"data\":{\"a\":{\"data\":{\"target\":\"x\"},\"type\":\"symlink\",\"ver\":1},"
+                      "\"a\":{\"data\":{\"target\":\"y\"},\"type\":\"symlink\",\"ver\":1}},"
+                      "\"type\":\"dir\",\"ver\":1}";
+    size_t off, vlen;
+    assert_int_equal (treeobj_dir_scan (enc, strlen (enc), "a", &off, &vlen), 1);
+    json_t *got = treeobj_decode (enc + off, vlen);
+    json_t *dir = treeobj_decode (enc, strlen (enc));
+    assert_non_null (got);
+    assert_non_null (dir);
+    assert_true (json_equal (got, treeobj_dir_get (dir, "a")));
+    assert_string_equal (treeobj_symlink_target (got), "y");
+    json_decref (got);
+    json_decref (dir);
+}
+
+/* Damaged texts: never a crash or a span outside the text, and any answer
+ * (not a decline) is the answer of a decode of that same text.
+ */
+static void test_damaged (void **state)
+{
+    unsigned seed = 7;
+    json_t *dir = treeobj_create_dir ();
+    char name[16];
+    for (int i = 0; i < 12; i++) {
+        randname (name, sizeof (name), &seed);
+        assert_int_equal (treeobj_dir_set (dir, name, randentry (&seed, 0)), 0);
+    }
+    assert_int_equal (treeobj_dir_set (dir, "key", treeobj_create_symlink ("t")), 0);
+    size_t len;
+    char *enc = treeobj_encode (dir, &len);
+    char *buf = malloc (len + 1);
+    assert_non_null (enc);
+    assert_non_null (buf);
+
+    for (size_t cut = 0; cut < len; cut++) {
+        size_t off, vlen;
+        memcpy (buf, enc, cut);
+        assert_int_equal (treeobj_dir_scan (buf, cut, "key", &off, &vlen), -1);
+    }
+    for (int round = 0; round < 5000; round++) {
+        size_t off = 0, vlen = 0;
+        memcpy (buf, enc, len);
+        buf[rand_r (&seed) % len] = (char)(32 + rand_r (&seed) % 95);
+        int rc = treeobj_dir_scan (buf, len, "key", &off, &vlen);
+        if (rc < 0)
+            continue;
+        json_t *d = treeobj_decode (buf, len);
+        if (!d)
+            continue;   /* a grammar-valid text that is not a valid dir */
+        json_t *want = treeobj_dir_get (d, "key");
+        if (rc == 0)
+            assert_null (want);
+        else {
+            assert_true (off + vlen <= len);
+            json_t *got = treeobj_decode (buf + off, vlen);
+            if (got && want)
+                assert_true (json_equal (got, want));
+            json_decref (got);
+        }
+        json_decref (d);
+    }
+    free (buf);
+    free (enc);
+    json_decref (dir);
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_random_dirs),
+        cmocka_unit_test (test_empty),
+        cmocka_unit_test (test_declined),
+        cmocka_unit_test (test_duplicate),
+        cmocka_unit_test (test_damaged),
+    };
+    cmocka_set_message_output (CM_OUTPUT_TAP);
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}

@@ -1,0 +1,235 @@
+/* treeobj_scan.c - find one entry in an encoded directory (treeobj_scan.h).
+ *
+ * Design notes:
+ * - One pass over the text, no allocation.  Names are compared as bytes;
+ *   every value is skipped by a small recursive-descent grammar check
+ *   (depth at most SCAN_MAX_DEPTH), so a text the scan accepts is JSON.
+ * - What a full decode would reject or read differently is declined
+ *   rather than guessed: escapes in names, any byte outside printable
+ *   ASCII in a string (jansson would check its UTF-8), integers too long
+ *   for 64 bits, deeper nesting, white space (not canonical), and any
+ *   shape but {"data":{...},"type":"dir","ver":1}.
+ * - Outputs are written only on success (no side effects on failure).
+ */
+#include <string.h>
+#include <errno.h>
+#include <stdbool.h>
+#include "treeobj_scan.h"
+
+enum { SCAN_MAX_DEPTH = 64, SCAN_MAX_DIGITS = 18 };
+
+struct scan {
+    const char *p;
+    const char *end;
+};
+
+static bool lit (struct scan *sc, const char *word, size_t n)
+{
+    if ((size_t)(sc->end - sc->p) < n || memcmp (sc->p, word, n) != 0)
+        return false;
+    sc->p += n;
+    return true;
+}
+
+static bool is_hex (char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* At '"': skip the string. */
+static bool skip_string (struct scan *sc)
+{
+    sc->p++;
+    while (sc->p < sc->end) {
+        unsigned char c = *sc->p;
+        if (c == '"') {
+            sc->p++;
+            return true;
+        }
+        if (c < 0x20 || c >= 0x7f)
+            return false;
+        if (c == '\\') {
+            if (++sc->p >= sc->end)
+                return false;
+            c = *sc->p;
+            if (c == 'u') {
+                if (sc->end - sc->p < 5 || !is_hex (sc->p[1]) || !is_hex (sc->p[2])
+                    || !is_hex (sc->p[3]) || !is_hex (sc->p[4]))
+                    return false;
+                /* a \u escape may stand for a surrogate jansson checks */
+                if (sc->p[1] == 'd' || sc->p[1] == 'D')
+                    return false;
+                sc->p += 4;
+            }
+            else if (!strchr ("\"\\/bfnrt", c) || c == '\0')
+                return false;
+        }
+        sc->p++;
+    }
+    return false;
+}
+
+static int skip_digits (struct scan *sc)
+{
+    int n = 0;
+    while (sc->p < sc->end && *sc->p >= '0' && *sc->p <= '9') {
+        sc->p++;
+        n++;
+    }
+    return n;
+}
+
+static bool skip_number (struct scan *sc)
+{
+    bool integer = true;
+    int n;
+
+    if (*sc->p == '-')
+        sc->p++;
+    if (sc->p < sc->end && *sc->p == '0') {
+        sc->p++;
+        n = 1;
+    }
+    else if ((n = skip_digits (sc)) == 0)
+        return false;
+    if (sc->p < sc->end && *sc->p == '.') {
+        sc->p++;
+        integer = false;
+        if (skip_digits (sc) == 0)
+            return false;
+    }
+    if (sc->p < sc->end && (*sc->p == 'e' || *sc->p == 'E')) {
+        sc->p++;
+        integer = false;
+        if (sc->p < sc->end && (*sc->p == '+' || *sc->p == '-'))
+            sc->p++;
+        if (skip_digits (sc) == 0)
+            return false;
+    }
+    return !integer || n <= SCAN_MAX_DIGITS;
+}
+
+static bool skip_value (struct scan *sc, int depth);
+
+/* At '{' or '[': skip the container. */
+static bool skip_container (struct scan *sc, int depth)
+{
+    char close = *sc->p == '{' ? '}' : ']';
+    bool object = close == '}';
+
+    if (depth >= SCAN_MAX_DEPTH)
+        return false;
+    sc->p++;
+    if (sc->p < sc->end && *sc->p == close) {
+        sc->p++;
+        return true;
+    }
+    for (;;) {
+        if (object) {
+            if (sc->p >= sc->end || *sc->p != '"' || !skip_string (sc)
+                || !lit (sc, ":", 1))
+                return false;
+        }
+        if (!skip_value (sc, depth + 1) || sc->p >= sc->end)
+            return false;
+        if (*sc->p == ',')
+            sc->p++;
+        else if (*sc->p == close) {
+            sc->p++;
+            return true;
+        }
+        else
+            return false;
+    }
+}
+
+static bool skip_value (struct scan *sc, int depth)
+{
+    if (sc->p >= sc->end)
+        return false;
+    switch (*sc->p) {
+        case '"':
+            return skip_string (sc);
+        case '{':
+        case '[':
+            return skip_container (sc, depth);
+        case 't':
+            return lit (sc, "true", 4);
+        case 'f':
+            return lit (sc, "false", 5);
+        case 'n':
+            return lit (sc, "null", 4);
+        default:
+            if (*sc->p == '-' || (*sc->p >= '0' && *sc->p <= '9'))
+                return skip_number (sc);
+            return false;
+    }
+}
+
+int treeobj_dir_scan (const char *s, size_t len, const char *name,
+                      size_t *off, size_t *vlen)
+{
+    static const char head[] = "{\"data\":{";
+    static const char tail[] = ",\"type\":\"dir\",\"ver\":1}";
+    struct scan sc;
+    size_t nlen;
+    bool found = false;
+    size_t found_off = 0, found_len = 0;
+
+    if (!s || !name || !off || !vlen) {
+        errno = EINVAL;
+        return -1;
+    }
+    sc.p = s;
+    sc.end = s + len;
+    nlen = strlen (name);
+    if (!lit (&sc, head, sizeof (head) - 1))
+        goto decline;
+    if (sc.p < sc.end && *sc.p == '}')
+        sc.p++;
+    else {
+        for (;;) {
+            if (sc.p >= sc.end || *sc.p != '"')
+                goto decline;
+            const char *k = ++sc.p;
+            while (sc.p < sc.end && *sc.p != '"') {
+                unsigned char c = *sc.p;
+                if (c == '\\' || c < 0x20 || c >= 0x7f)
+                    goto decline;
+                sc.p++;
+            }
+            if (sc.p >= sc.end)
+                goto decline;
+            size_t klen = sc.p - k;
+            sc.p++;
+            if (!lit (&sc, ":", 1))
+                goto decline;
+            const char *v = sc.p;
+            if (!skip_value (&sc, 1))
+                goto decline;
+            if (klen == nlen && memcmp (k, name, nlen) == 0) {
+                found = true;       /* the last one wins, as in a decode */
+                found_off = v - s;
+                found_len = sc.p - v;
+            }
+            if (sc.p < sc.end && *sc.p == ',')
+                sc.p++;
+            else if (sc.p < sc.end && *sc.p == '}') {
+                sc.p++;
+                break;
+            }
+            else
+                goto decline;
+        }
+    }
+    if (!lit (&sc, tail, sizeof (tail) - 1) || sc.p != sc.end)
+        goto decline;
+    if (!found)
+        return 0;
+    *off = found_off;
+    *vlen = found_len;
+    return 1;
+decline:
+    errno = EPROTO;
+    return -1;
+}
