@@ -3,17 +3,26 @@
  * Design notes:
  * - The queue is a ring of message pointers that doubles when full; it
  *   never shrinks (a module's queue holds a few hundred entries at most).
- * - Wake-ups: 'signalled' is true from the sender's eventfd write until
- *   the receiver finds the queue empty.  A sender writes only when it
- *   turns the flag on, so a busy receiver costs its senders no system
- *   call.  The receiver, finding the queue empty with the flag on, turns
- *   it off, reads the eventfd (clearing the count) and looks once more:
- *   a message queued between the two was announced by a write the read
- *   just consumed, and the second look finds it.  A message queued after
- *   the read finds the flag off and writes again.  So each write is read
- *   exactly once, and the descriptor is readable whenever a message waits
- *   that the receiver has not been told about.
- * - The eventfd is read and written outside the mutex.
+ * - Wake-ups: 'signalled' is true from the moment a sender owes an
+ *   eventfd write until the receiver has read that write back.  A sender
+ *   writes only when it turns the flag on, so a busy receiver costs its
+ *   senders no system call, and at most one write is owed at a time.
+ *   The receiver reads the eventfd only when it finds the queue empty,
+ *   and does so under the mutex: the flag goes off in the same critical
+ *   section as the read, so a message queued after it finds the flag off
+ *   and writes again.  A write not yet made when the receiver reads (the
+ *   sender sets the flag under the mutex and writes after it) leaves the
+ *   flag on; the write, when it lands, wakes the receiver once more.
+ *   Invariant: while a message is queued, a write is owed or unread, so
+ *   the descriptor is (or is about to be) readable, even for a receiver
+ *   that stops after a batch; and while the flag is off the descriptor
+ *   is not readable, so there are no empty wake-ups but that one.
+ *   (Regression: the read used to happen outside the mutex after the
+ *   flag went off; a sender in between had its write read away while its
+ *   message stayed queued, and a receiver that stopped after a batch
+ *   slept on a queue that was not empty.)
+ * - The sender writes outside the mutex; the receiver's read, a
+ *   non-blocking read of a counter, is the one system call made under it.
  * - Each message in the ring has exactly one owner (the queue), and is
  *   never touched by two threads at once: that is why senders queue a
  *   private copy, as msg_queue.h says.
@@ -202,7 +211,6 @@ static canopy_msg_t *take (msg_queue_t *q)
 canopy_msg_t *msg_queue_recv (msg_queue_t *q)
 {
     canopy_msg_t *msg;
-    bool clear = false;
     uint64_t n;
 
     if (!q) {
@@ -210,24 +218,26 @@ canopy_msg_t *msg_queue_recv (msg_queue_t *q)
         return NULL;
     }
     pthread_mutex_lock (&q->lock);
-    if ((msg = take (q)) || q->closed)
+    if ((msg = take (q)))
         goto out;
+    if (q->closed) {
+        errno = ECONNRESET;
+        goto out;
+    }
+    /* Empty.  The write owed for the flag is consumed here, under the
+     * lock, so no sender can queue between the read and the flag going
+     * off.  If the sender has not written yet, the flag stays on and its
+     * write wakes us once more to come back here.
+     */
     if (q->signalled) {
-        q->signalled = false;
-        clear = true;
+        ssize_t rc;
+        while ((rc = read (q->efd, &n, sizeof (n))) < 0 && errno == EINTR)
+            ;
+        if (rc == sizeof (n))
+            q->signalled = false;
     }
-    pthread_mutex_unlock (&q->lock);
-    if (!clear) {
-        errno = EAGAIN;
-        return NULL;
-    }
-    while (read (q->efd, &n, sizeof (n)) < 0 && errno == EINTR)
-        ;
-    pthread_mutex_lock (&q->lock);
-    msg = take (q);
+    errno = EAGAIN;
 out:
-    if (!msg)
-        errno = q->closed ? ECONNRESET : EAGAIN;
     pthread_mutex_unlock (&q->lock);
     return msg;
 }

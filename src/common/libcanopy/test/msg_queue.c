@@ -203,6 +203,7 @@ static void test_close (void **state)
 struct sender {
     msg_queue_t *q;
     uint32_t base;
+    int pace;           /* spin up to this many rounds between sends */
 };
 
 static void *sender_thread (void *arg)
@@ -213,6 +214,10 @@ static void *sender_thread (void *arg)
         if (!m || canopy_msg_set_matchtag (m, s->base + i) < 0
             || msg_queue_send_owned (s->q, m) < 0)
             return (void *)1;
+        /* let the receiver catch up now and then, so that it often
+         * finds the queue empty just as a message arrives */
+        for (volatile int spin = (i * 7919u) % (s->pace + 1); spin > 0; spin--)
+            ;
     }
     return NULL;
 }
@@ -257,6 +262,51 @@ static void test_threads (void **state)
     msg_queue_decref (q);
 }
 
+/* The reactor's pattern: wait for the descriptor, take at most a few
+ * messages, go back to waiting.  The descriptor must be readable
+ * whenever a message waits, so the wait never times out with messages
+ * queued.  Regression: the receiver used to clear the wake-up flag and
+ * read the eventfd in two steps; a sender in between had its write read
+ * away with its message still queued, and a receiver that stopped after
+ * a batch then slept on a queue that was not empty.
+ */
+static void test_threads_batches (void **state)
+{
+    msg_queue_t *q = msg_queue_create ();
+    struct sender s[2] = { { q, 0, 2000 }, { q, 1u << 24, 2000 } };
+    pthread_t t[2];
+    int got = 0, wakes = 0;
+
+    for (int i = 0; i < 2; i++)
+        assert_int_equal (pthread_create (&t[i], NULL, sender_thread, &s[i]), 0);
+    while (got < 2 * PER_SENDER) {
+        int rc = msg_queue_wait (q, 5000);
+        if (rc == 0 && msg_queue_count (q) > 0)
+            fail_msg ("asleep with %d messages queued after %d",
+                      msg_queue_count (q), got);
+        assert_int_equal (rc, 1);
+        wakes++;
+        for (int i = 0; i < 3; i++) {
+            canopy_msg_t *m = msg_queue_recv (q);
+            if (!m) {
+                assert_int_equal (errno, EAGAIN);
+                break;
+            }
+            got++;
+            canopy_msg_decref (m);
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        void *rc;
+        pthread_join (t[i], &rc);
+        assert_null (rc);
+    }
+    assert_null (msg_queue_recv (q));
+    assert_false (readable (q));
+    print_message ("# %d messages in %d wake-ups\n", got, wakes);
+    msg_queue_decref (q);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -266,6 +316,7 @@ int main (void)
         cmocka_unit_test (test_release_queued),
         cmocka_unit_test (test_close),
         cmocka_unit_test (test_threads),
+        cmocka_unit_test (test_threads_batches),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
