@@ -222,6 +222,39 @@ static void *sender_thread (void *arg)
     return NULL;
 }
 
+/* Two sender threads, pacing their sends by up to 'pace' spin rounds. */
+static void senders_start (msg_queue_t *q, int pace, struct sender s[2],
+                           pthread_t t[2])
+{
+    for (int i = 0; i < 2; i++) {
+        s[i] = (struct sender){ .q = q, .base = (uint32_t)i << 24, .pace = pace };
+        assert_int_equal (pthread_create (&t[i], NULL, sender_thread, &s[i]), 0);
+    }
+}
+
+/* Join the senders; the receiver has taken everything: the queue is
+ * empty and its descriptor no longer readable.
+ */
+static void senders_finish (msg_queue_t *q, pthread_t t[2])
+{
+    for (int i = 0; i < 2; i++) {
+        void *rc;
+        pthread_join (t[i], &rc);
+        assert_null (rc);
+    }
+    assert_null (msg_queue_recv (q));
+    assert_false (readable (q));
+}
+
+/* Each sender's messages arrive in the order it sent them. */
+static void check_order (canopy_msg_t *m, uint32_t next[2])
+{
+    uint32_t tag = tag_of (m);
+    int who = tag >> 24;
+    assert_int_equal (tag & 0xffffff, next[who]);
+    next[who]++;
+}
+
 /* Two senders, one receiver that sleeps whenever it sees EAGAIN: every
  * message arrives, each sender's in order, and the receiver is never
  * left asleep with a message queued (that would hang here).
@@ -229,13 +262,12 @@ static void *sender_thread (void *arg)
 static void test_threads (void **state)
 {
     msg_queue_t *q = msg_queue_create ();
-    struct sender s[2] = { { q, 0 }, { q, 1u << 24 } };
+    struct sender s[2];
     pthread_t t[2];
     uint32_t next[2] = { 0, 0 };
     int got = 0, sleeps = 0;
 
-    for (int i = 0; i < 2; i++)
-        assert_int_equal (pthread_create (&t[i], NULL, sender_thread, &s[i]), 0);
+    senders_start (q, 0, s, t);
     while (got < 2 * PER_SENDER) {
         canopy_msg_t *m = msg_queue_recv (q);
         if (!m) {
@@ -244,20 +276,11 @@ static void test_threads (void **state)
             sleeps++;
             continue;
         }
-        uint32_t tag = tag_of (m);
-        int who = tag >> 24;
-        assert_int_equal (tag & 0xffffff, next[who]);
-        next[who]++;
+        check_order (m, next);
         got++;
         canopy_msg_decref (m);
     }
-    for (int i = 0; i < 2; i++) {
-        void *rc;
-        pthread_join (t[i], &rc);
-        assert_null (rc);
-    }
-    assert_null (msg_queue_recv (q));
-    assert_false (readable (q));
+    senders_finish (q, t);
     print_message ("# %d messages, receiver slept %d times\n", got, sleeps);
     msg_queue_decref (q);
 }
@@ -273,12 +296,12 @@ static void test_threads (void **state)
 static void test_threads_batches (void **state)
 {
     msg_queue_t *q = msg_queue_create ();
-    struct sender s[2] = { { q, 0, 2000 }, { q, 1u << 24, 2000 } };
+    struct sender s[2];
     pthread_t t[2];
+    uint32_t next[2] = { 0, 0 };
     int got = 0, wakes = 0;
 
-    for (int i = 0; i < 2; i++)
-        assert_int_equal (pthread_create (&t[i], NULL, sender_thread, &s[i]), 0);
+    senders_start (q, 2000, s, t);
     while (got < 2 * PER_SENDER) {
         int rc = msg_queue_wait (q, 5000);
         if (rc == 0 && msg_queue_count (q) > 0)
@@ -292,17 +315,12 @@ static void test_threads_batches (void **state)
                 assert_int_equal (errno, EAGAIN);
                 break;
             }
+            check_order (m, next);
             got++;
             canopy_msg_decref (m);
         }
     }
-    for (int i = 0; i < 2; i++) {
-        void *rc;
-        pthread_join (t[i], &rc);
-        assert_null (rc);
-    }
-    assert_null (msg_queue_recv (q));
-    assert_false (readable (q));
+    senders_finish (q, t);
     print_message ("# %d messages in %d wake-ups\n", got, wakes);
     msg_queue_decref (q);
 }
