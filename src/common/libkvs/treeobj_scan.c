@@ -6,8 +6,10 @@
  *   (depth at most SCAN_MAX_DEPTH), so a text the scan accepts is JSON.
  * - What a full decode would reject or read differently is declined
  *   rather than guessed: escapes in names, any byte outside printable
- *   ASCII in a string (jansson would check its UTF-8), integers too long
- *   for 64 bits, deeper nesting, white space (not canonical), and any
+ *   ASCII in a string (jansson would check its UTF-8), \u0000 and
+ *   surrogate escapes, numbers with more than 18 digits before the point
+ *   or 2 in the exponent (jansson refuses 64-bit integer and double
+ *   overflow), deeper nesting, white space (not canonical), and any
  *   shape but {"data":{...},"type":"dir","ver":1}.
  * - Outputs are written only on success (no side effects on failure).
  */
@@ -16,7 +18,7 @@
 #include <stdbool.h>
 #include "treeobj_scan.h"
 
-enum { SCAN_MAX_DEPTH = 64, SCAN_MAX_DIGITS = 18 };
+enum { SCAN_MAX_DEPTH = 64, SCAN_MAX_DIGITS = 18, SCAN_MAX_EXP_DIGITS = 2 };
 
 struct scan {
     const char *p;
@@ -56,8 +58,10 @@ static bool skip_string (struct scan *sc)
                 if (sc->end - sc->p < 5 || !is_hex (sc->p[1]) || !is_hex (sc->p[2])
                     || !is_hex (sc->p[3]) || !is_hex (sc->p[4]))
                     return false;
-                /* a \u escape may stand for a surrogate jansson checks */
-                if (sc->p[1] == 'd' || sc->p[1] == 'D')
+                /* a \u escape may stand for a surrogate jansson checks,
+                 * or for NUL, which jansson refuses by default */
+                if (sc->p[1] == 'd' || sc->p[1] == 'D'
+                    || memcmp (sc->p + 1, "0000", 4) == 0)
                     return false;
                 sc->p += 4;
             }
@@ -81,7 +85,6 @@ static int skip_digits (struct scan *sc)
 
 static bool skip_number (struct scan *sc)
 {
-    bool integer = true;
     int n;
 
     if (*sc->p == '-')
@@ -94,19 +97,20 @@ static bool skip_number (struct scan *sc)
         return false;
     if (sc->p < sc->end && *sc->p == '.') {
         sc->p++;
-        integer = false;
         if (skip_digits (sc) == 0)
             return false;
     }
     if (sc->p < sc->end && (*sc->p == 'e' || *sc->p == 'E')) {
         sc->p++;
-        integer = false;
         if (sc->p < sc->end && (*sc->p == '+' || *sc->p == '-'))
             sc->p++;
-        if (skip_digits (sc) == 0)
+        int ne = skip_digits (sc);
+        if (ne == 0 || ne > SCAN_MAX_EXP_DIGITS)
             return false;
     }
-    return !integer || n <= SCAN_MAX_DIGITS;
+    /* at most 10^18 * 10^99: neither an integer nor a real that jansson
+     * finds out of range */
+    return n <= SCAN_MAX_DIGITS;
 }
 
 static bool skip_value (struct scan *sc, int depth);

@@ -164,8 +164,18 @@ static void test_declined (void **state)
     expect_decline ("{\"data\":{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
                     "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]},"
                     "\"type\":\"dir\",\"ver\":1}", "b");
+    /* what jansson itself refuses though the grammar allows it (a decode
+     * of the same text fails, so the scan must not answer from it) */
+    expect_decline ("{\"data\":{\"a\":\"x\\u0000y\"},\"type\":\"dir\",\"ver\":1}", "b");
+    expect_decline ("{\"data\":{\"a\":1e999},\"type\":\"dir\",\"ver\":1}", "b");
+    expect_decline ("{\"data\":{\"a\":-1e309},\"type\":\"dir\",\"ver\":1}", "b");
+    expect_decline ("{\"data\":{\"a\":1000000000000000000000000000000.0e300},"
+                    "\"type\":\"dir\",\"ver\":1}", "b");
+    /* and each refusal is jansson's, not ours */
+    assert_null (json_loads ("[\"x\\u0000y\"]", 0, NULL));
+    assert_null (json_loads ("[1e999]", 0, NULL));
     /* but what is well formed is skipped */
-    const char *ok = "{\"data\":{\"a\":[1,-2.5e+3,true,false,null,\"\\u0041\\n\",{}],"
+    const char *ok = "{\"data\":{\"a\":[1,-2.5e+3,1e-99,0.5E99,true,false,null,\"\\u0041\\n\",{}],"
                      "\"b\":{\"data\":\"x\",\"type\":\"symlink\",\"ver\":1}},\"type\":\"dir\",\"ver\":1}";
     assert_int_equal (treeobj_dir_scan (ok, strlen (ok), "b", &off, &vlen), 1);
     assert_int_equal (vlen, strlen ("{\"data\":\"x\",\"type\":\"symlink\",\"ver\":1}"));
