@@ -142,15 +142,24 @@ static int module_send (struct endpoint *ep, const canopy_msg_t *msg)
     return 0;
 }
 
-static void send_status (canopy_t *h, int status, int rc)
+/* The module's status message to the broker (CTL_MOD_STATUS), or NULL. */
+static canopy_msg_t *status_msg_create (int status, int rc)
 {
     canopy_msg_t *msg = canopy_msg_create (CANOPY_MSGTYPE_CONTROL);
     char buf[32];
-    if (!msg)
-        return;
     snprintf (buf, sizeof (buf), "{\"rc\":%d}", rc);
-    if (canopy_msg_set_control (msg, CTL_MOD_STATUS, status) == 0
-        && canopy_msg_set_string (msg, buf) == 0)
+    if (!msg || canopy_msg_set_control (msg, CTL_MOD_STATUS, status) < 0
+        || canopy_msg_set_string (msg, buf) < 0) {
+        canopy_msg_decref (msg);
+        return NULL;
+    }
+    return msg;
+}
+
+static void send_status (canopy_t *h, int status, int rc)
+{
+    canopy_msg_t *msg = status_msg_create (status, rc);
+    if (msg)
         (void)canopy_send (h, msg, 0);
     canopy_msg_decref (msg);
 }
@@ -213,12 +222,9 @@ done_nohandle:
      * the broker joins the thread and answers what was sent to it.
      */
     {
-        canopy_msg_t *msg = canopy_msg_create (CANOPY_MSGTYPE_CONTROL);
-        if (msg && canopy_msg_set_control (msg, CTL_MOD_STATUS, MOD_EXITED) == 0
-            && canopy_msg_set_string (msg, "{\"rc\":-1}") == 0)
+        canopy_msg_t *msg = status_msg_create (MOD_EXITED, -1);
+        if (msg)
             (void)msg_queue_send_owned (ta->out, msg);
-        else
-            canopy_msg_decref (msg);
     }
     thread_arg_free (ta);
     return NULL;

@@ -191,15 +191,6 @@ static int open_dir (struct lookup *l, json_t *obj, const char *name,
     return 0;
 }
 
-/* Keep a scanned entry (a new reference) alive until the walk ends. */
-static int hold (json_t **holds, json_t *entry)
-{
-    if (!*holds && !(*holds = json_array ())) {
-        json_decref (entry);
-        return -1;
-    }
-    return json_array_append_new (*holds, entry);
-}
 
 /* Merge every entry of a directory-like object into 'out'.  Returns -1 if
  * objects must be loaded first (they are requested).
@@ -361,7 +352,7 @@ void lookup_run (struct lookup *l)
 {
     char **comps = NULL;
     char *buf = NULL;
-    json_t *holds = NULL;   /* entries found by scanning, for this walk */
+    json_t *held = NULL;    /* the last entry found by scanning (ours) */
     int n;
 
     if (l->finished)
@@ -414,9 +405,11 @@ again:
         }
         if (found == 1)
             entry = treeobj_dir_get (dir, comps[i]);
-        else if (entry && hold (&holds, entry) < 0) {
-            finish (l, ENOMEM, NULL);
-            goto done;
+        else {
+            /* 'cur', which the previous scanned entry may be, is done
+             * with: open_dir keeps nothing of it */
+            json_decref (held);
+            held = entry;
         }
         if (!entry) {
             finish (l, ENOENT, "%s: no such key", l->orig_key);
@@ -447,5 +440,5 @@ again:
 done:
     free (comps);
     free (buf);
-    json_decref (holds);
+    json_decref (held);
 }

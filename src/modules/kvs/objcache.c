@@ -173,20 +173,14 @@ int objcache_find (objcache_t *c, const char *ref, const char *name,
     if (!e)
         return 0;
     if (!e->dir && !e->noscan && name && e->scanned < SCAN_BUDGET * e->len) {
-        if ((rc = treeobj_dir_scan (e->data, e->len, name, &off, &vlen)) == 0) {
+        json_t *o = NULL;
+        rc = treeobj_dir_scan (e->data, e->len, name, &off, &vlen);
+        if (rc == 0
+            || (rc == 1 && (o = treeobj_decode ((const char *)e->data + off, vlen)))) {
             e->scanned += e->len;
             c->scans++;
-            *entry = NULL;
+            *entry = o;     /* NULL: no such name */
             return 2;
-        }
-        if (rc == 1) {
-            json_t *o = treeobj_decode ((const char *)e->data + off, vlen);
-            if (o) {
-                e->scanned += e->len;
-                c->scans++;
-                *entry = o;
-                return 2;
-            }
         }
         e->noscan = true;   /* declined or a bad entry: the decode judges */
     }
