@@ -732,12 +732,17 @@ static double job_cost (struct sim *s, struct server *sv, struct msg *m)
     }
     /* and the bytes of the sync phase's messages: copied and forwarded by
      * the broker, parsed, hashed and stored by the KVS (calibrated, like
-     * the factors, on loaded fences)
+     * the factors, on loaded fences).  Not the setroot event's bytes on
+     * the KVS: it keeps the primed objects as they arrived and scans them
+     * only when read (load_byte), so the 1 KiB fence's extra cost there
+     * is its values' (requests, relays, the apply's stores).
      */
     if (sv->thread == TH_BROKER)
         cost += s->c->route_byte * bytes;
-    else if (sv->thread == TH_KVS)
+    else if (sv->thread == TH_KVS && m->type != M_EVENT)
         cost += s->c->kvs_byte * bytes;
+    else
+        return cost;
     s->res->bytes_thread[sv->thread] += bytes;
     return cost;
 }

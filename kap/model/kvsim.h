@@ -68,7 +68,7 @@ struct kvsim_result {
     uint64_t messages;      /* every message, every hop */
     uint64_t events;        /* simulation events */
     double cpu;             /* CPU microseconds charged, all threads */
-    double bytes_thread[4]; /* sync-phase message bytes handled, by thread */
+    double bytes_thread[4]; /* sync-phase bytes charged a byte cost, by thread */
     double cpu_thread[4];   /* ... by thread: broker, kvs, content, client */
 };
 

@@ -3,7 +3,7 @@
 # predictions for the same runs beside them.
 #
 #   kap/model/validate.sh [-b BUILDDIR] [-c COSTS] [-s "B1 B2 ..."] [-p PPB]
-#                         [-r REPEAT] [-o OUTDIR] [-k FANOUT]
+#                         [-r REPEAT] [-R ROUNDS] [-o OUTDIR] [-k FANOUT]
 #
 # For each instance size B (default "8 16 32 64 128 256" brokers, k=2) it
 # starts B brokers and runs kap-crowd REPEAT times (default 3) for each
@@ -17,6 +17,11 @@
 # costs of COSTS (default: calibrate.sh's output in OUTDIR, made first if
 # missing).  Compared: mean sync latency (unique, redundant, consumer runs)
 # and mean get latency (consumer runs), medians over the repeats.
+# With -R ROUNDS (default 1) the whole sweep of sizes is run ROUNDS times
+# and the medians are taken over ROUNDS x REPEAT runs: on a shared machine
+# the speed drifts by tens of percent within minutes, and rounds spread
+# that drift over every size instead of giving it to whichever size ran
+# while the machine was slow.
 # Writes OUTDIR/validate.tsv (B, participants, case, metric, measured,
 # predicted, error %) and prints it; OUTDIR defaults to ./model-results.
 set -eu
@@ -27,18 +32,20 @@ costs=
 sizes="8 16 32 64 128 256"
 ppb=16
 repeat=3
+rounds=1
 out=model-results
 k=2
-while getopts b:c:s:p:r:o:k:h opt; do
+while getopts b:c:s:p:r:R:o:k:h opt; do
     case $opt in
         b) build=$OPTARG ;;
         c) costs=$OPTARG ;;
         s) sizes=$OPTARG ;;
         p) ppb=$OPTARG ;;
         r) repeat=$OPTARG ;;
+        R) rounds=$OPTARG ;;
         o) out=$OPTARG ;;
         k) k=$OPTARG ;;
-        h) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        h) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "validate: see -h" >&2; exit 1 ;;
     esac
 done
@@ -59,26 +66,35 @@ consumer:-p 8 -c 4"
 
 cat >"$out/inner.sh" <<EOF
 #!/bin/sh
-# inside an instance of \$1 brokers: every case, $repeat times
+# inside an instance of \$1 brokers, round \$2: every case, $repeat times
 B=\$1
-n=0
+round=\$2
+n=\$((round * 100))
 echo "\$CASES" | while IFS=: read -r name opts; do
     rep=1
     while test \$rep -le $repeat; do
         n=\$((n + 1))
         "$CROWD" -N \$((B * $ppb)) -n \$((1000 + n)) \$opts \\
-            --json="$out/raw/B\$B-\$name-r\$rep.json" >/dev/null ||
-            echo "validate: B=\$B \$name rep \$rep failed" >&2
+            --json="$out/raw/B\$B-\$name-r\$round.\$rep.json" >/dev/null ||
+            echo "validate: B=\$B \$name round \$round rep \$rep failed" >&2
         rep=\$((rep + 1))
     done
 done
 EOF
 chmod +x "$out/inner.sh"
 
+rm -f "$out"/raw/B*-r*.json
+round=1
+while test $round -le $rounds; do
+    for B in $sizes; do
+        echo "validate: round $round of $rounds, $B brokers, $((B * ppb)) participants..." >&2
+        CASES=$cases "$CANOPY" start -n "$B" -k "$k" -- "$out/inner.sh" "$B" "$round"
+    done
+    round=$((round + 1))
+done
+
 printf 'B\tparticipants\tcase\tmetric\tmeasured_ms\tpredicted_ms\terror_pct\n' >"$out/validate.tsv"
 for B in $sizes; do
-    echo "validate: $B brokers, $((B * ppb)) participants..." >&2
-    CASES=$cases "$CANOPY" start -n "$B" -k "$k" -- "$out/inner.sh" "$B"
     echo "$cases" | while IFS=: read -r name opts; do
         "$MODEL" --brokers "$B" -k "$k" -N $((B * ppb)) $opts --clients crowd \
             --cores "$cores" --costs "$costs" --json "$out/raw/B$B-$name-model.json" >/dev/null

@@ -88,6 +88,22 @@ static void test_sync_scaling (void **state)
      * (now dearer) setroot event on the broker thread
      */
     assert_true (tstat_mean (&r.get) >= 7 + 10 + 1 + 11 + 1 + 10 - 1e-9);
+
+    /* the setroot event's primed objects cost the broker threads that
+     * forward them per byte, and not the KVS, which keeps them as they
+     * arrived: priming adds broker bytes only
+     */
+    struct kvsim_result np, pr;
+    cfg.brokers = 4;
+    cfg.participants = cfg.producers = 8;
+    cfg.consumers = 0;
+    cfg.prime_max = cfg.prime_budget = 0;
+    assert_int_equal (kvsim_run (&cfg, &c, &np), 0);
+    cfg.prime_max = 4096;
+    cfg.prime_budget = 65536;
+    assert_int_equal (kvsim_run (&cfg, &c, &pr), 0);
+    assert_true (pr.bytes_thread[0] > np.bytes_thread[0]);
+    assert_true (fabs (pr.bytes_thread[1] - np.bytes_thread[1]) < 1e-9);
 }
 
 static void test_deterministic (void **state)
