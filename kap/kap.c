@@ -493,6 +493,27 @@ static void vac_reduce_op (void *in, void *inout, int *len, MPI_Datatype *type)
 /* Merge everything on rank 0 (res is only meaningful there); every rank
  * learns the total error count.
  */
+/* rank 0: the sync fence's record at rank 0 (kvs.fence-status), which
+ * splits the KVS's part of the timeline.  Best effort: without it the
+ * timeline keeps its three spans.
+ */
+static void sync_fence_record (struct kap_ctx *ctx, struct kap_result *res)
+{
+    char name[KAP_NAME_MAX];
+    canopy_future_t *f;
+    const char *s;
+
+    kap_name (&ctx->cfg, "sync", name, sizeof (name));
+    if (!(f = canopy_rpc_pack (ctx->h, "kvs.fence-status", 0, 0, "{s:s}",
+                               "name", name))
+        || canopy_rpc_get (f, &s) < 0
+        || kap_timeline_set_kvs (res, s, 0.) < 0)
+        say (ctx, "warning: no record of fence %s at rank 0: %s", name,
+             f && canopy_future_error_string (f) ? canopy_future_error_string (f)
+                                                 : strerror (errno));
+    canopy_future_destroy (f);
+}
+
 static void gather_results (struct kap_ctx *ctx, struct kap_result *res)
 {
     double vac[KAP_NMETRICS][KAP_VAC_LEN];
@@ -543,6 +564,8 @@ static void gather_results (struct kap_ctx *ctx, struct kap_result *res)
         res->sync_enter_first = -tlmax[1];
         res->sync_answer_last = tlmax[2];
         res->sync_answer_first = -tlmax[3];
+        if (ctx->cfg.sync_type == KAP_SYNC_FENCE)
+            sync_fence_record (ctx, res);
     }
     if (ctx->rank == 0) {
         uint32_t size;

@@ -593,6 +593,31 @@ static void setup (struct crowd *c)
     }
 }
 
+/* The sync fence's record at rank 0 (kvs.fence-status), which splits the
+ * KVS's part of the timeline.  Its times are CLOCK_REALTIME; the
+ * timeline's are monotime (): the offset between the two clocks is read
+ * now.  Best effort: without it the timeline keeps its three spans.
+ */
+static void sync_fence_record (struct crowd *c, struct kap_result *res)
+{
+    char name[NAME_MAX_LEN];
+    canopy_future_t *f;
+    struct timespec ts;
+    const char *s;
+
+    clock_gettime (CLOCK_REALTIME, &ts);
+    double offset = ts.tv_sec + ts.tv_nsec * 1e-9 - monotime ();
+    kap_name (&c->cfg, "sync", name, sizeof (name));
+    if (!(f = canopy_rpc_pack (c->parts[0].h, "kvs.fence-status", 0, 0, "{s:s}",
+                               "name", name))
+        || canopy_rpc_get (f, &s) < 0
+        || kap_timeline_set_kvs (res, s, offset) < 0)
+        fprintf (stderr, "kap-crowd: warning: no record of fence %s at rank 0: %s\n",
+                 name, f && canopy_future_error_string (f)
+                       ? canopy_future_error_string (f) : strerror (errno));
+    canopy_future_destroy (f);
+}
+
 static void gather (struct crowd *c, struct kap_result *res)
 {
     double merged[KAP_NMETRICS][KAP_VAC_LEN];
@@ -629,6 +654,8 @@ static void gather (struct crowd *c, struct kap_result *res)
     res->brokers = c->nbrokers;
     res->nuris = c->nused;
     res->errors = c->errors;
+    if (res->sync_ranks > 0 && c->cfg.sync_type == KAP_SYNC_FENCE)
+        sync_fence_record (c, res);
 }
 
 int main (int argc, char *argv[])

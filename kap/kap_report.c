@@ -100,6 +100,34 @@ void kap_timeline_add (struct kap_result *res, double enter, double answer)
         res->sync_answer_last = answer;
 }
 
+int kap_timeline_set_kvs (struct kap_result *res, const char *status,
+                          double offset)
+{
+    json_t *o;
+    const char *state;
+    double ready = 0, decided = 0;
+    int rc = -1;
+
+    if (!res || !status) {
+        errno = EINVAL;
+        return -1;
+    }
+    res->kvs_ready = res->kvs_decided = 0;
+    if (!(o = json_loads (status, 0, NULL))
+        || json_unpack (o, "{s:s s:F s?F}", "state", &state, "ready", &ready,
+                        "decided", &decided) < 0
+        || strcmp (state, "complete") != 0 || ready <= 0 || decided < ready) {
+        errno = EPROTO;
+        goto done;
+    }
+    res->kvs_ready = ready - offset;
+    res->kvs_decided = decided - offset;
+    rc = 0;
+done:
+    json_decref (o);
+    return rc;
+}
+
 /* The sync timeline's three spans, in seconds: entries spread, last entry
  * to first answer, answers spread.
  */
@@ -109,6 +137,19 @@ static void timeline_spans (const struct kap_result *res, double *enter,
     *enter = res->sync_enter_last - res->sync_enter_first;
     *kvs = res->sync_answer_first - res->sync_enter_last;
     *answer = res->sync_answer_last - res->sync_answer_first;
+}
+
+/* The KVS's part (last entry to first answer) split by rank 0's record:
+ * the last contribution on its way up, the apply, the event on its way
+ * down to the first answered rank.  Clocks of different nodes may differ
+ * a little: a span can come out slightly negative.
+ */
+static void kvs_spans (const struct kap_result *res, double *up,
+                       double *apply, double *down)
+{
+    *up = res->kvs_ready - res->sync_enter_last;
+    *apply = res->kvs_decided - res->kvs_ready;
+    *down = res->sync_answer_first - res->kvs_decided;
 }
 
 json_t *kap_report_json (const struct kap_config *cfg,
@@ -156,6 +197,17 @@ json_t *kap_report_json (const struct kap_config *cfg,
                                "last_enter_to_first_answer_us", k * us);
         if (!o || json_object_set_new (doc, "sync_timeline", o) < 0)
             goto nomem;
+        if (res->kvs_ready > 0) {
+            double up, apply, down;
+            kvs_spans (res, &up, &apply, &down);
+            if (json_object_set_new (o, "last_enter_to_complete_us",
+                                     json_real (up * us)) < 0
+                || json_object_set_new (o, "complete_to_decided_us",
+                                        json_real (apply * us)) < 0
+                || json_object_set_new (o, "decided_to_first_answer_us",
+                                        json_real (down * us)) < 0)
+                goto nomem;
+        }
     }
     return doc;
 nomem:
@@ -244,6 +296,13 @@ void kap_report_print (FILE *f, const struct kap_config *cfg,
         fprintf (f, "sync timeline: entries spread over %.3f ms, %.3f ms from the"
                  " last entry to the first answer, answers spread over %.3f ms\n",
                  e * 1e3, k * 1e3, a * 1e3);
+        if (res->kvs_ready > 0) {
+            double up, apply, down;
+            kvs_spans (res, &up, &apply, &down);
+            fprintf (f, "  of which: %.3f ms until the fence was complete at rank 0,"
+                     " %.3f ms applying it, %.3f ms until the first answer\n",
+                     up * 1e3, apply * 1e3, down * 1e3);
+        }
     }
     if (res->errors > 0)
         fprintf (f, "FAILED: %ld value%s read back wrong or missing\n",

@@ -44,6 +44,12 @@ struct kap_result {
     int sync_ranks;
     double sync_enter_first, sync_enter_last;
     double sync_answer_first, sync_answer_last;
+    /* Rank 0's record of the sync fence (kvs.fence-status), on the same
+     * clock: when its last contribution reached rank 0 (the fence became
+     * complete) and when its outcome was decided (applied, published);
+     * 0: unknown (causal sync, or the query failed).
+     */
+    double kvs_ready, kvs_decided;
     int brokers;        /* size of the instance, -1 if unknown */
     int nuris;          /* lines of --uri-file, 0 when CANOPY_URI was used */
     long errors;        /* values read back wrong or missing */
@@ -64,7 +70,11 @@ double kap_bandwidth (const struct kap_config *cfg,
  *             throughput_ops[, bandwidth_Bps]}, "commit", "sync", "get"},
  *  "wallclock":{"producer":{max_us,min_us}, "sync", "consumer", "total"},
  *  "sync_timeline":{ranks, enter_spread_us, answer_spread_us,
- *                   last_enter_to_first_answer_us} (if sync_ranks > 0)}
+ *                   last_enter_to_first_answer_us, and with the KVS's
+ *                   record: last_enter_to_complete_us (the last
+ *                   contribution on its way up), complete_to_decided_us
+ *                   (rank 0's apply) and decided_to_first_answer_us (the
+ *                   setroot event on its way down)} (if sync_ranks > 0)}
  * New reference, or NULL with errno set.
  */
 json_t *kap_report_json (const struct kap_config *cfg,
@@ -74,6 +84,15 @@ json_t *kap_report_json (const struct kap_config *cfg,
  * seconds on a shared clock) into res (sync_ranks 0 to start).
  */
 void kap_timeline_add (struct kap_result *res, double enter, double answer);
+
+/* Take the sync fence's times from a kvs.fence-status response (JSON
+ * text, times in CLOCK_REALTIME seconds) into res->kvs_ready and
+ * res->kvs_decided, minus 'offset' (the timeline's clock is realtime -
+ * offset).  Returns 0, or -1 with EPROTO (malformed, or the fence not
+ * complete: both left 0) or EINVAL.
+ */
+int kap_timeline_set_kvs (struct kap_result *res, const char *status,
+                          double offset);
 
 /* The human table. */
 void kap_report_print (FILE *f, const struct kap_config *cfg,

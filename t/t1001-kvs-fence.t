@@ -74,6 +74,38 @@ test_expect_success 'fence abort (as a launcher would) fails the participants' '
 	test_must_fail wait $pid &&
 	grep "aborted" err.ab
 '
+test_expect_success 'fence-status: an open fence shows who has joined' '
+	canopy kvs --rank 5 fence st 2 st.a=1 &
+	pid=$! &&
+	for i in $(seq 50); do
+		canopy kvs fence-status st >st.open 2>/dev/null && break
+		sleep 0.1
+	done &&
+	grep "st: open, 1 of 2 joined" st.open &&
+	canopy kvs fence-status -j st | jq -e ".state == \"open\" and .count == 1" &&
+	canopy kvs --rank 3 fence st 2 st.b=1 &&
+	wait $pid
+'
+test_expect_success 'fence-status: a complete fence, in words and as JSON' '
+	canopy kvs fence-status st >st.done &&
+	grep "st: complete, 2 participants" st.done &&
+	grep "after the first contribution reached rank 0" st.done &&
+	canopy kvs fence-status --json st >st.json &&
+	jq -e ".state == \"complete\" and .nprocs == 2 and .errnum == 0
+	       and .first > 0 and .first <= .ready and .ready <= .decided" st.json
+'
+test_expect_success 'fence-status: a failed fence gives its error' '
+	canopy kvs fence-status ab >ab.status &&
+	grep "ab: failed: .*aborted" ab.status
+'
+test_expect_success 'fence-status: an unknown fence, and a rank other than 0' '
+	test_must_fail canopy kvs fence-status nosuch 2>err.ns &&
+	grep "no such fence" err.ns &&
+	test_must_fail rpc --rank 3 kvs.fence-status "{\"name\":\"st\"}" 2>err.r3 &&
+	grep "answered by rank 0" err.r3 &&
+	test_must_fail rpc --rank 0 kvs.fence-status "{}" 2>err.bad &&
+	grep "malformed" err.bad
+'
 test_expect_success 'no KVS requests are left pending on any rank' '
 	for r in $(seq 0 15); do
 		rpc --rank $r kvs.stats >stats.$r &&

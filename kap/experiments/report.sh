@@ -212,7 +212,13 @@ broker, the apply at rank 0 and the setroot event leaving it (with every
 rank released at once the contributions arrive in one burst, so the
 brokers' backlog falls here rather than in the entries); **answers**, how far apart the
 answers reached the ranks (the setroot event going down the tree and
-every broker waking its clients, on the same cores).
+every broker waking its clients, on the same cores).  Rank 0's record
+of each fence (\`kvs.fence-status\`) splits the KVS part again: **up**,
+from the last entry until the fence is complete at rank 0 (the last
+contribution relayed hop by hop, behind whatever the brokers on its way
+still had to do); **apply**, rank 0 applying the merged transaction and
+publishing the new root; **down**, the setroot event until the first
+rank had its answer.
 
 EOF
 awk -v sizes="$(meta 'redundant sizes')" "$lib"'
@@ -232,13 +238,30 @@ BEGIN {
     loadinto(dir "/fig2-enter.dat", en)
     loadinto(dir "/fig2-kvs.dat", kv)
     loadinto(dir "/fig2-answer.dat", an)
+    split_ok = (getline line < (dir "/fig2-up.dat")) > 0
+    close(dir "/fig2-up.dat")
+    if (split_ok) {
+        loadinto(dir "/fig2-up.dat", up)
+        loadinto(dir "/fig2-apply.dat", ap)
+        loadinto(dir "/fig2-down.dat", dn)
+    }
     n = split(sizes, sz, " ")
-    print "| ranks | series | fence | entries | KVS | answers |"
-    print "|---:|---|---:|---:|---:|---:|"
+    if (split_ok) {
+        print "| ranks | series | fence | entries | KVS | (up | apply | down) | answers |"
+        print "|---:|---|---:|---:|---:|---:|---:|---:|---:|"
+    }
+    else {
+        print "| ranks | series | fence | entries | KVS | answers |"
+        print "|---:|---|---:|---:|---:|---:|"
+    }
     for (r = 1; r <= nrows; r++)
-        for (c = 1; c <= 2 * n; c++)
-            printf "| %s | %s %s | %s | %s | %s | %s |\n", P[r], (c <= n ? "unique" : "redundant"), \
-                sizelabel(sz[c <= n ? c : c - n]), fmt(y[r, c], 1), fmt(en[r, c], 1), fmt(kv[r, c], 1), fmt(an[r, c], 1)
+        for (c = 1; c <= 2 * n; c++) {
+            printf "| %s | %s %s | %s | %s | %s |", P[r], (c <= n ? "unique" : "redundant"), \
+                sizelabel(sz[c <= n ? c : c - n]), fmt(y[r, c], 1), fmt(en[r, c], 1), fmt(kv[r, c], 1)
+            if (split_ok)
+                printf " %s | %s | %s |", fmt(up[r, c], 1), fmt(ap[r, c], 1), fmt(dn[r, c], 1)
+            printf " %s |\n", fmt(an[r, c], 1)
+        }
     print ""
     if (toofew()) exit
     flat = 1; falls = 1
@@ -253,6 +276,17 @@ BEGIN {
             printf "- KVS part per rank, unique %s: %.3g ms at %d ranks, %.3g ms at %d.\n", sizelabel(sz[c]), kv[a, c] / P[a], P[a], kv[b, c] / P[b], P[b]
             if (!(kv[b, c] / P[b] < kv[a, c] / P[a])) falls = 0
         }
+    }
+    if (split_ok) {
+        b = 0
+        for (r = 1; r <= nrows; r++) if (ok(kv[r, 1])) b = r
+        su = sa = sd = sk = 0
+        for (c = 1; c <= 2 * n; c++)
+            if (b && ok(up[b, c]) && ok(ap[b, c]) && ok(dn[b, c]) && ok(kv[b, c])) {
+                su += up[b, c]; sa += ap[b, c]; sd += dn[b, c]; sk += kv[b, c]
+            }
+        if (sk > 0)
+            printf "- At %d ranks the KVS part is, summed over the series, %.0f%% up (until the fence was complete at rank 0), %.0f%% apply and %.0f%% down (until the first answer).\n", P[b], 100 * su / sk, 100 * sa / sk, 100 * sd / sk
     }
     print ""
     if (flat)

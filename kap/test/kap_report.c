@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <math.h>
 #include <cmocka.h>
 #include "kap_opts.h"
@@ -115,6 +116,18 @@ static void test_json (void **state)
     assert_null (kap_report_json (NULL, &res));
 }
 
+/* kap_report_print's text (free it). */
+static char *report_text (const struct kap_config *cfg, const struct kap_result *res)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream (&text, &len);
+    assert_non_null (f);
+    kap_report_print (f, cfg, res);
+    fclose (f);
+    return text;
+}
+
 /* The sync timeline: first/last entry and answer over the ranks folded
  * in, in the JSON only when some rank synced.
  */
@@ -124,8 +137,6 @@ static void test_timeline (void **state)
     struct kap_result res;
     json_t *doc, *tl;
     char *text = NULL;
-    size_t len = 0;
-    FILE *f;
 
     make_result (&cfg, &res, 0);
     assert_non_null ((doc = kap_report_json (&cfg, &res)));
@@ -149,13 +160,72 @@ static void test_timeline (void **state)
                         tl, "last_enter_to_first_answer_us")) - 6000) < 1e-3);
     json_decref (doc);
 
-    assert_non_null ((f = open_memstream (&text, &len)));
-    kap_report_print (f, &cfg, &res);
-    fclose (f);
+    text = report_text (&cfg, &res);
     assert_non_null (strstr (text, "sync timeline: entries spread over 4.000 ms,"
                              " 6.000 ms from the last entry to the first answer,"
                              " answers spread over 2.000 ms"));
+    assert_null (strstr (text, "of which"));
     free (text);
+    kap_opts_free (&cfg);
+}
+
+/* Rank 0's record of the fence (kvs.fence-status) splits the KVS part:
+ * up to 'ready', the apply to 'decided', down to the first answer; times
+ * come in realtime and are moved onto the timeline's clock by 'offset'.
+ * Anything but a complete fence's record is refused and leaves no split.
+ */
+static void test_timeline_kvs (void **state)
+{
+    struct kap_config cfg;
+    struct kap_result res;
+    json_t *doc, *tl;
+    char *text = NULL;
+
+    make_result (&cfg, &res, 0);
+    kap_timeline_add (&res, 100.000, 100.010);
+    kap_timeline_add (&res, 100.004, 100.012);
+    assert_int_equal (kap_timeline_set_kvs (&res,
+                      "{\"name\":\"x\",\"state\":\"complete\",\"nprocs\":2,"
+                      "\"first\":1100.001,\"ready\":1100.005,\"decided\":1100.008}",
+                      1000.), 0);
+    assert_true (fabs (res.kvs_ready - 100.005) < 1e-9
+                 && fabs (res.kvs_decided - 100.008) < 1e-9);
+    assert_non_null ((doc = kap_report_json (&cfg, &res)));
+    assert_non_null ((tl = json_object_get (doc, "sync_timeline")));
+    assert_true (fabs (json_real_value (json_object_get (tl, "last_enter_to_complete_us"))
+                       - 1000) < 1e-3);
+    assert_true (fabs (json_real_value (json_object_get (tl, "complete_to_decided_us"))
+                       - 3000) < 1e-3);
+    assert_true (fabs (json_real_value (json_object_get (tl, "decided_to_first_answer_us"))
+                       - 2000) < 1e-3);
+    json_decref (doc);
+    text = report_text (&cfg, &res);
+    assert_non_null (strstr (text, "of which: 1.000 ms until the fence was complete"
+                             " at rank 0, 3.000 ms applying it, 2.000 ms until the"
+                             " first answer"));
+    free (text);
+
+    /* an open fence, a malformed answer, no answer: refused, no split */
+    const char *bad[] = {
+        "{\"name\":\"x\",\"state\":\"open\",\"count\":1,\"nprocs\":2,"
+        "\"first\":1100.001,\"ready\":0}",
+        "{\"state\":\"complete\",\"ready\":\"soon\"}",
+        "{\"state\":\"complete\",\"ready\":1100.005,\"decided\":1100.001}",
+        "not json",
+    };
+    for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
+        errno = 0;
+        assert_int_equal (kap_timeline_set_kvs (&res, bad[i], 1000.), -1);
+        assert_int_equal (errno, EPROTO);
+        assert_true (res.kvs_ready == 0 && res.kvs_decided == 0);
+    }
+    assert_non_null ((doc = kap_report_json (&cfg, &res)));
+    tl = json_object_get (doc, "sync_timeline");
+    assert_null (json_object_get (tl, "complete_to_decided_us"));
+    json_decref (doc);
+    errno = 0;
+    assert_int_equal (kap_timeline_set_kvs (&res, NULL, 0.), -1);
+    assert_int_equal (errno, EINVAL);
     kap_opts_free (&cfg);
 }
 
@@ -184,9 +254,7 @@ static void test_print (void **state)
     kap_opts_free (&cfg);
 
     make_result (&cfg, &res, 1);
-    assert_non_null ((f = open_memstream (&text, &len)));
-    kap_report_print (f, &cfg, &res);
-    fclose (f);
+    text = report_text (&cfg, &res);
     assert_non_null (strstr (text, "FAILED: 1 value read back wrong"));
     free (text);
     kap_opts_free (&cfg);
@@ -200,6 +268,7 @@ int main (void)
         cmocka_unit_test (test_json),
         cmocka_unit_test (test_print),
         cmocka_unit_test (test_timeline),
+        cmocka_unit_test (test_timeline_kvs),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);

@@ -31,6 +31,9 @@ static const char *usage_text =
 "  version                           print the KVS version this broker has\n"
 "  wait VERSION                      wait until this broker has VERSION\n"
 "  fence NAME NPROCS [KEY=VALUE...]  join a collective commit of NPROCS callers\n"
+"  fence-status [-j] NAME            rank 0's record of a fence: how many have\n"
+"                                    joined, or when it became complete and\n"
+"                                    was decided (kept 5 minutes after)\n"
 "  dropcache [--all]                 drop cached objects\n"
 "  stats                             print the KVS module's counters (JSON)\n"
 "\n"
@@ -38,7 +41,8 @@ static const char *usage_text =
 "  -r, --rank=R       talk to rank R's KVS (default: the local broker)\n"
 "  -h, --help         show this help\n"
 "Options of put and get (after the command; there -r means --raw):\n"
-"  -j, --json         put: VALUE is JSON; get: print values as indented JSON\n"
+"  -j, --json         put: VALUE is JSON; get: print values as indented JSON;\n"
+"                     fence-status: print the record as JSON\n"
 "  -r, --raw          put: a VALUE of '-' is read from stdin; get: raw bytes\n"
 "  -s, --sync         put: return once the commit is durable\n"
 "Options of ls, dir and unlink:\n"
@@ -398,6 +402,53 @@ static int cmd_fence (int argc, char **argv)
     return 0;
 }
 
+/* Rank 0's record of one fence (kvs.fence-status), in words or as JSON. */
+static int cmd_fence_status (int argc, char **argv)
+{
+    bool json = false;
+    const char *name, *s, *state, *errstr = "";
+    int nprocs = 0, count = -1, errnum = 0;
+    double first = 0, ready = 0, decided = 0;
+
+    if (argc == 3 && (!strcmp (argv[1], "-j") || !strcmp (argv[1], "--json")))
+        json = true;
+    else if (argc != 2)
+        usage_err ();
+    name = argv[argc - 1];
+    canopy_future_t *f = canopy_rpc_pack (h, "kvs.fence-status", 0, 0, "{s:s}",
+                                          "name", name);
+    if (!f || canopy_rpc_get (f, &s) < 0)
+        cmd_future_check (f, name);
+    json_t *o = json_loads (s, 0, NULL);
+    if (!o || json_unpack (o, "{s:s s:i s:F s:F s?i s?i s?s s?F}", "state", &state,
+                           "nprocs", &nprocs, "first", &first, "ready", &ready,
+                           "count", &count, "errnum", &errnum, "errstr", &errstr,
+                           "decided", &decided) < 0)
+        log_msg_exit ("%s: malformed kvs.fence-status response", name);
+    if (json) {
+        char *pretty = json_dumps (o, JSON_INDENT (2) | JSON_SORT_KEYS);
+        printf ("%s\n", pretty ? pretty : s);
+        free (pretty);
+    }
+    else if (!strcmp (state, "open"))
+        printf ("%s: open, %d of %d joined\n", name, count, nprocs);
+    else if (!strcmp (state, "failed"))
+        printf ("%s: failed: %s (%s)\n", name, errstr, strerror (errnum));
+    else {
+        printf ("%s: %s, %d participant%s\n", name,
+                !strcmp (state, "applying") ? "complete, being applied" : state,
+                nprocs, nprocs == 1 ? "" : "s");
+        if (first > 0 && ready >= first)
+            printf ("  complete %.3f ms after the first contribution reached rank 0\n",
+                    (ready - first) * 1e3);
+        if (ready > 0 && decided >= ready)
+            printf ("  applied and published %.3f ms after that\n", (decided - ready) * 1e3);
+    }
+    json_decref (o);
+    canopy_future_destroy (f);
+    return 0;
+}
+
 static int cmd_stats (int argc, char **argv, uint32_t rank)
 {
     canopy_future_t *f = canopy_rpc (h, "kvs.stats", "{}", rank, 0);
@@ -481,6 +532,8 @@ int main (int argc, char *argv[])
     }
     else if (!strcmp (sub, "fence"))
         rc = cmd_fence (sargc, sargv);
+    else if (!strcmp (sub, "fence-status"))
+        rc = cmd_fence_status (sargc, sargv);
     else if (!strcmp (sub, "dropcache")) {
         bool all = sargc > 1 && !strcmp (sargv[1], "--all");
         if (kvs_dropcache (h, all) < 0)

@@ -31,6 +31,11 @@
  *   cannot be built or sent leaves the outcome on the fence's entry
  *   ('unpublished', no allocation needed) and fence_timer publishes it
  *   again; the entry and its waiters stay until the event comes back.
+ * - Rank 0 keeps, per fence, when its first contribution arrived, when it
+ *   became complete and when its outcome was decided (CLOCK_REALTIME, the
+ *   clock KAP's ranks on different nodes share), in the entry and then in
+ *   the finished table: fence_status answers "where did this fence's time
+ *   go" (kvs.fence-status, canopy kvs fence-status, KAP's sync timeline).
  * - A local request is merged only once its waiter has a slot, so an
  *   ENOMEM answer never goes to a client whose operations will commit.
  *   A contribution that cannot get an entry is answered ENOMEM (its
@@ -40,6 +45,7 @@
 #include <string.h>
 #include <errno.h>
 #include <stdio.h>
+#include <time.h>
 #include <canopy/canopy.h>
 #include "src/common/libutil/hashmap.h"
 #include "src/common/libutil/list.h"
@@ -50,6 +56,13 @@
 #include "fence.h"
 
 #define FINISHED_KEEP 300.0     /* seconds a finished name is remembered */
+
+static double realtime (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 struct waiter {
     canopy_msg_t *msg;
@@ -75,6 +88,9 @@ struct fence {
     int errnum;                 /* rank > 0: error to forward */
     char errstr[160];
     double created;
+    double first_rt;            /* rank 0: CLOCK_REALTIME of the first contribution */
+    double ready_rt;            /* rank 0: ... when the last one made it complete
+                                 * (0: not yet; kept once the applier takes it) */
     bool ready;
     struct list_node ready_node;
     bool unpublished;           /* rank 0: its outcome is still to publish */
@@ -86,6 +102,8 @@ struct finished {
     int errnum;
     char errstr[160];
     double when;
+    int nprocs;                 /* 0: the entry was gone (no times) */
+    double first_rt, ready_rt, decided_rt;
 };
 
 struct fence_table {
@@ -170,6 +188,7 @@ static struct fence *fence_create (struct fence_table *ft, const char *name,
     f->flags = flags;
     f->userid = userid;
     f->created = monotime ();
+    f->first_rt = realtime ();
     if (hashmap_insert (ft->fences, f->name, f) < 0)
         goto error;
     if (ft->ctx->rank == 0)
@@ -285,8 +304,8 @@ static void publish_retry (struct fence_table *ft)
     }
 }
 
-static void remember (struct fence_table *ft, const char *name, int errnum,
-                      const char *errstr)
+static void remember (struct fence_table *ft, const struct fence *f,
+                      const char *name, int errnum, const char *errstr)
 {
     struct finished *fin = calloc (1, sizeof (*fin));
     if (!fin)
@@ -294,6 +313,12 @@ static void remember (struct fence_table *ft, const char *name, int errnum,
     fin->errnum = errnum;
     snprintf (fin->errstr, sizeof (fin->errstr), "%s", errstr ? errstr : "");
     fin->when = monotime ();
+    fin->decided_rt = realtime ();
+    if (f) {
+        fin->nprocs = f->nprocs;
+        fin->first_rt = f->first_rt;
+        fin->ready_rt = f->ready_rt;
+    }
     (void)hashmap_update (ft->finished, name, fin);
 }
 
@@ -301,7 +326,7 @@ void fence_finished (struct fence_table *ft, const char *name, int errnum,
                      const char *errstr)
 {
     struct fence *f = hashmap_lookup (ft->fences, name);
-    remember (ft, name, errnum, errstr);
+    remember (ft, f, name, errnum, errstr);
     if (f && errnum)
         f->failed = true;
     /* rank 0 keeps the entry until its own setroot event arrives, so its
@@ -417,6 +442,7 @@ static void check_ready (struct fence_table *ft, struct fence *f)
     }
     kvs_opsbuf_clear (&f->ops);
     f->ready = true;
+    f->ready_rt = realtime ();
     tstat_push (&ft->ctx->timing.fence_wait, (monotime () - f->created) * 1e6);
     list_add_tail (&ft->ready, &f->ready_node);
     ft->nready++;
@@ -1135,6 +1161,41 @@ void fence_stats (struct fence_table *ft, struct fence_stats *st)
         st->waiters += f->nwaiters;
     }
     st->ready = ft->nready;
+}
+
+int fence_status (struct fence_table *ft, const char *name, json_t **out)
+{
+    struct finished *fin;
+    struct fence *f;
+    json_t *o;
+
+    if (ft->ctx->rank != 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if ((fin = hashmap_lookup (ft->finished, name))) {
+        o = json_pack ("{s:s s:s s:i s:s s:i s:f s:f s:f}", "name", name,
+                       "state", fin->errnum ? "failed" : "complete",
+                       "errnum", fin->errnum, "errstr", fin->errstr,
+                       "nprocs", fin->nprocs, "first", fin->first_rt,
+                       "ready", fin->ready_rt, "decided", fin->decided_rt);
+    }
+    else if ((f = hashmap_lookup (ft->fences, name)) && !f->failed) {
+        o = json_pack ("{s:s s:s s:i s:i s:f s:f}", "name", name,
+                       "state", f->ready_rt > 0 ? "applying" : "open",
+                       "count", f->count, "nprocs", f->nprocs,
+                       "first", f->first_rt, "ready", f->ready_rt);
+    }
+    else {
+        errno = ENOENT;
+        return -1;
+    }
+    if (!o) {
+        errno = ENOMEM;
+        return -1;
+    }
+    *out = o;
+    return 0;
 }
 
 static void finished_free (void *arg)

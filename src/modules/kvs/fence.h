@@ -90,6 +90,17 @@ void fence_setroot (struct fence_table *ft, json_t *names, json_t *errors,
  */
 void fence_timer (struct fence_table *ft, double now);
 
+/* rank 0: what is known of fence 'name', as a new JSON object in *out:
+ * {name, state, nprocs, first, ready, ...} with times in CLOCK_REALTIME
+ * seconds (0: not reached).  state "open" (with count, the participants
+ * joined so far) or "applying" (complete, being applied), or, for
+ * FINISHED_KEEP seconds after, "complete" or "failed" (with errnum,
+ * errstr and decided, when the outcome was published).  Returns 0, or -1
+ * with ENOENT (no such fence, or forgotten), EINVAL (not rank 0) or
+ * ENOMEM.
+ */
+int fence_status (struct fence_table *ft, const char *name, json_t **out);
+
 struct fence_stats {
     int open;           /* fences with waiters or unsent content */
     int waiters;        /* local requests waiting */

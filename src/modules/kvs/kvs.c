@@ -7,6 +7,9 @@
  *                                  the new root
  *   kvs.relay                      merged contributions from a child broker
  *   kvs.fence-abort {name, errnum} fail a fence for everyone (rank 0)
+ *   kvs.fence-status {name}        rank 0's record of a fence: its state
+ *                                  and when it began, became complete
+ *                                  and was decided (fence_status)
  *   kvs.getroot                    {version, rootref}
  *   kvs.wait-version {version}     answered once version is reached
  *   kvs.watch / kvs.unwatch        streaming watch (watch.c)
@@ -405,6 +408,33 @@ static void unwatch_cb (canopy_t *h, canopy_msg_handler_t *mh,
     watch_unwatch (ctx->watches, msg);
 }
 
+/* kvs.fence-status {name}: rank 0's record of one fence (fence_status). */
+static void fence_status_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                             const canopy_msg_t *msg, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    const char *name;
+    json_t *o = NULL;
+
+    if (canopy_msg_unpack (msg, "{s:s}", "name", &name) < 0) {
+        canopy_respond_error (h, msg, EPROTO, "malformed kvs.fence-status");
+        return;
+    }
+    if (fence_status (ctx->fences, name, &o) < 0) {
+        int e = errno;
+        canopy_respond_error (h, msg, e,
+                              e == ENOENT ? "no such fence (or finished over 5 minutes ago)"
+                              : e == EINVAL ? "kvs.fence-status is answered by rank 0"
+                              : NULL);
+        return;
+    }
+    char *s = json_fast_dumps (o, JSON_COMPACT);
+    json_decref (o);
+    if (!s || canopy_respond (h, msg, s) < 0)
+        canopy_respond_error (h, msg, ENOMEM, NULL);
+    free (s);
+}
+
 static void dropcache_cb (canopy_t *h, canopy_msg_handler_t *mh,
                           const canopy_msg_t *msg, void *arg)
 {
@@ -513,6 +543,7 @@ static const struct canopy_msg_handler_spec htab[] = {
     { CANOPY_MSGTYPE_REQUEST, "kvs.fence", fence_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "kvs.relay", relay_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "kvs.fence-abort", abort_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "kvs.fence-status", fence_status_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "kvs.getroot", getroot_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "kvs.wait-version", wait_version_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "kvs.watch", watch_cb, 0 },

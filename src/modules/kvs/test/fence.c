@@ -9,7 +9,8 @@
  * sent uninitialised).
  *
  * rank 0: readiness, too many participants, the finished table (late
- * joiners, names forgotten after FINISHED_KEEP), per-user limits,
+ * joiners, names forgotten after FINISHED_KEEP), the status record of a
+ * fence (kvs.fence-status), per-user limits,
  * timeouts, aborts, failing every open fence, an outcome whose event
  * cannot be sent (published again), allocation failures while joining
  * (every client answered once).
@@ -529,6 +530,78 @@ static void test_rank0_finished (void **state)
     teardown (env);
 }
 
+/* rank 0's record of a fence: open with its count, applying once
+ * complete, then complete (or failed) with when it began, became
+ * complete and was decided, in that order
+ */
+static void test_rank0_status (void **state)
+{
+    struct kvsenv *env = setup (0);
+    struct ready_fence *rf[2];
+    json_t *o;
+    const char *st, *errstr;
+    int count, nprocs, errnum;
+    double first, ready, decided;
+
+    join (env, 1, "0:c1", "f", 2, "a", "1", 1);
+    assert_int_equal (fence_status (env->ctx.fences, "f", &o), 0);
+    assert_int_equal (json_unpack (o, "{s:s s:i s:i s:F s:F}", "state", &st,
+                                   "count", &count, "nprocs", &nprocs,
+                                   "first", &first, "ready", &ready), 0);
+    assert_string_equal (st, "open");
+    assert_true (count == 1 && nprocs == 2 && first > 1e9 && ready == 0);
+    json_decref (o);
+    join (env, 2, "0:c2", "f", 2, "b", "2", 1);
+    assert_int_equal (fence_status (env->ctx.fences, "f", &o), 0);
+    assert_int_equal (json_unpack (o, "{s:s s:F}", "state", &st, "ready", &ready), 0);
+    assert_string_equal (st, "applying");
+    assert_true (ready >= first);
+    json_decref (o);
+    assert_int_equal (fence_take_ready (env->ctx.fences, rf, 2), 1);
+    ready_fence_free (rf[0]);
+    fence_finished (env->ctx.fences, "f", 0, NULL);
+    json_t *names = json_pack ("[s]", "f");
+    fence_setroot (env->ctx.fences, names, NULL, 1, "sha256-x");   /* answers */
+    json_decref (names);
+    assert_int_equal (answer (env, 1, NULL, 0), 0);
+    assert_int_equal (fence_status (env->ctx.fences, "f", &o), 0);
+    assert_int_equal (json_unpack (o, "{s:s s:i s:i s:F s:F s:F}", "state", &st,
+                                   "errnum", &errnum, "nprocs", &nprocs,
+                                   "first", &first, "ready", &ready,
+                                   "decided", &decided), 0);
+    assert_string_equal (st, "complete");
+    assert_true (errnum == 0 && nprocs == 2);
+    assert_true (first > 1e9 && first <= ready && ready <= decided);
+    json_decref (o);
+    /* a failure decided with no entry: its error, no times but 'decided' */
+    fence_finished (env->ctx.fences, "bad", ETIMEDOUT, "too slow");
+    json_decref (take_setroot (env));
+    assert_int_equal (fence_status (env->ctx.fences, "bad", &o), 0);
+    assert_int_equal (json_unpack (o, "{s:s s:i s:s s:F s:F}", "state", &st,
+                                   "errnum", &errnum, "errstr", &errstr,
+                                   "first", &first, "decided", &decided), 0);
+    assert_string_equal (st, "failed");
+    assert_int_equal (errnum, ETIMEDOUT);
+    assert_string_equal (errstr, "too slow");
+    assert_true (first == 0 && decided > 1e9);
+    json_decref (o);
+    /* unknown, or forgotten after FINISHED_KEEP */
+    errno = 0;
+    assert_int_equal (fence_status (env->ctx.fences, "nope", &o), -1);
+    assert_int_equal (errno, ENOENT);
+    fence_timer (env->ctx.fences, monotime () + 301);
+    assert_int_equal (fence_status (env->ctx.fences, "f", &o), -1);
+    assert_int_equal (errno, ENOENT);
+    teardown (env);
+
+    /* only rank 0 keeps the record */
+    env = setup (1);
+    join (env, 1, "1:c1", "f", 2, "a", "1", 1);
+    assert_int_equal (fence_status (env->ctx.fences, "f", &o), -1);
+    assert_int_equal (errno, EINVAL);
+    teardown (env);
+}
+
 static void test_rank0_limits (void **state)
 {
     struct kvsenv *env = setup (0);
@@ -697,6 +770,7 @@ int main (void)
         cmocka_unit_test (test_request_errors),
         cmocka_unit_test (test_rank0_ready),
         cmocka_unit_test (test_rank0_finished),
+        cmocka_unit_test (test_rank0_status),
         cmocka_unit_test (test_rank0_limits),
         cmocka_unit_test (test_rank0_abort_fail_all),
         cmocka_unit_test (test_rank0_publish_fails),
