@@ -71,6 +71,24 @@ for n in 1 2 4 8 16; do
 		test \$(grep -c \"of $n\$\" out.o$n) = $n
 	"
 done
+# Regression: the mapping used to give each broker its own node, and
+# OpenMPI crashed (SIGSEGV in its vader transport) when the brokers of a
+# job shared a host, as every test instance's do.
+test_expect_success OPENMPI 'OpenMPI: 4 brokers on one host, no option needed' '
+	OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader \
+	timeout 120 canopy run -n 8 ./hello_ompi 8 >out.host &&
+	test $(grep -c "of 8$" out.host) = 8
+'
+test_expect_success 'the brokers of one host are one node to MPI' '
+	canopy run -v -n 8 true 2>err.map &&
+	grep "mapping (vector,(0,1,8))" err.map &&
+	canopy run -v -n 8 --test-clique=per-broker true 2>err.map2 &&
+	grep "mapping (vector,(0,4,2))" err.map2 &&
+	canopy run -v -n 8 --test-clique=single true 2>err.map3 &&
+	grep "mapping (vector,(0,1,8))" err.map3 &&
+	test_must_fail canopy run -n 2 --test-clique=bogus true 2>err.bogus &&
+	grep "per-host" err.bogus
+'
 test_expect_success OPENMPI 'OpenMPI: one broker, no test clique needed' '
 	OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader \
 	timeout 120 canopy run -n 4 -N 1 ./hello_ompi 4 >out.one &&

@@ -41,8 +41,9 @@ static const char *usage_text =
 "  -l, --label               prefix each output line with the task rank\n"
 "      --bind=core|none      pin each task to a core (default none)\n"
 "  -e, --env=NAME=VALUE      set a variable in the tasks' environment\n"
-"      --test-clique=MODE    what MPI sees as a node: per-broker (default),\n"
-"                            or single (every task on one node)\n"
+"      --test-clique=MODE    what MPI sees as a node: per-host (default: the\n"
+"                            tasks of brokers on one host), per-broker, or\n"
+"                            single (every task on one node)\n"
 "  -v, --verbose             report the layout and timing on stderr\n"
 "  -h, --help                show this help\n"
 "\n"
@@ -296,6 +297,43 @@ static json_t *env_json (char **extra, int nextra)
     return o;
 }
 
+/* What MPI sees as nodes by default: the tasks of neighbouring parts
+ * whose brokers run on the same host (attribute "hostname", asked of
+ * every broker at once) form one node.  Telling MPI that two brokers on
+ * one host are two nodes makes OpenMPI's shared-memory transport fail
+ * (it sees the peers as local anyway): a test instance runs all its
+ * brokers on one machine.  Fills per_node, returns the node count.  A
+ * broker that cannot say is its own node.
+ */
+static int per_host (canopy_t *h, const struct broker_part *parts, int n,
+                     int *per_node)
+{
+    canopy_future_t **f = xzmalloc (sizeof (*f) * n);
+    char **host = xzmalloc (sizeof (*host) * n);
+    int nnodes = 0;
+
+    for (int i = 0; i < n; i++)
+        f[i] = canopy_rpc_pack (h, "attr.get", parts[i].rank, 0, "{s:s}",
+                                "name", "hostname");
+    for (int i = 0; i < n; i++) {
+        const char *v;
+        if (f[i] && canopy_rpc_get_unpack (f[i], "{s:s}", "value", &v) == 0)
+            host[i] = xstrdup (v);
+        canopy_future_destroy (f[i]);
+    }
+    for (int i = 0; i < n; i++) {
+        if (nnodes > 0 && host[i] && host[i - 1] && !strcmp (host[i], host[i - 1]))
+            per_node[nnodes - 1] += parts[i].ntasks;
+        else
+            per_node[nnodes++] = parts[i].ntasks;
+    }
+    for (int i = 0; i < n; i++)
+        free (host[i]);
+    free (host);
+    free (f);
+    return nnodes;
+}
+
 int main (int argc, char *argv[])
 {
     static const struct option longopts[] = {
@@ -313,7 +351,7 @@ int main (int argc, char *argv[])
     };
     struct run run;
     long ntasks = 0, nbrokers = 0, per = 0;
-    const char *ranklist = NULL, *bind = "none", *clique = "per-broker";
+    const char *ranklist = NULL, *bind = "none", *clique = "per-host";
     char **extra = xzmalloc (sizeof (char *) * argc);
     int nextra = 0;
     int c;
@@ -348,8 +386,10 @@ int main (int argc, char *argv[])
                 extra[nextra++] = optarg;
                 break;
             case 'C':
-                if (strcmp (optarg, "per-broker") && strcmp (optarg, "single"))
-                    log_msg_exit ("--test-clique must be 'per-broker' or 'single'");
+                if (strcmp (optarg, "per-host") && strcmp (optarg, "per-broker")
+                    && strcmp (optarg, "single"))
+                    log_msg_exit ("--test-clique must be 'per-host', 'per-broker'"
+                                  " or 'single'");
                 clique = optarg;
                 break;
             case 'v':
@@ -412,6 +452,8 @@ int main (int argc, char *argv[])
         per_node[0] = ntasks;
         nnodes = 1;
     }
+    else if (!strcmp (clique, "per-host"))
+        nnodes = per_host (run.h, run.parts, run.nparts, per_node);
     else {
         for (int i = 0; i < run.nparts; i++)
             per_node[i] = run.parts[i].ntasks;
