@@ -9,7 +9,14 @@
  *   error for that message, never a stalled reactor.
  * - A child's messages are accepted only while it is online (after its
  *   HELLO); anything else from it gets DISCONNECT, which makes it say
- *   HELLO again.  Requests from children get the child's rank pushed on
+ *   HELLO again.  A HELLO carries the child's session: the number of
+ *   times it has lost its parent.  Another HELLO from an online child
+ *   with the same uuid and session is a retry that crossed our WELCOME
+ *   (a child says hello again every 0.1 s and more until welcomed) and is
+ *   ignored; with a new session the child lost us for a while and its
+ *   answers to what we sent may be gone, so those requests fail.  Failing
+ *   them on a mere retry made a busy machine fail requests sent right
+ *   after a broker joined with "rank N reconnected".  Requests from children get the child's rank pushed on
  *   their route stack and lose the LOCAL role.  Events never travel up.
  * - Liveness: a tick (liveness.c) sends KEEPALIVE on idle links and
  *   judges silent peers torpid, then lost.  A tick that comes late means
@@ -88,6 +95,7 @@ struct child {
     rpctrack_t *track;  /* requests sent down to it */
     double disconnect_sent;
     bool hello_pending; /* said hello while we had no parent */
+    int session;        /* of its last accepted HELLO */
 };
 
 struct overlay {
@@ -120,6 +128,7 @@ struct overlay {
 
     char uuid[UUID_LEN + 1];
     char hostname[64];
+    int session;                /* times the parent was lost (in HELLO) */
     struct liveness_config live;
     double tick_interval;
     double last_tick;
@@ -512,9 +521,10 @@ static void send_hello (struct overlay *ov)
 {
     struct broker *b = ov->b;
     double now = monotime ();
-    json_t *o = json_pack ("{s:i s:i s:s s:s}", "rank", (int)b->rank,
+    json_t *o = json_pack ("{s:i s:i s:s s:s s:i}", "rank", (int)b->rank,
                            "version", OVERLAY_PROTOCOL_VERSION,
-                           "uuid", ov->uuid, "hostname", ov->hostname);
+                           "uuid", ov->uuid, "hostname", ov->hostname,
+                           "session", ov->session);
     char *s = o ? json_dumps (o, JSON_COMPACT) : NULL;
     if (s && parent_control_send (ov, CTL_HELLO, s) < 0 && errno != EHOSTUNREACH)
         broker_log (b, LOG_DEBUG, "hello to parent: %s", strerror (errno));
@@ -704,6 +714,7 @@ static void parent_lost (struct overlay *ov, const char *why)
     if (ov->pstate != PARENT_ONLINE)
         return;
     ov->pstate = PARENT_LOST;
+    ov->session++;
     ov->pclock.torpid = false;
     ov->reported_online = 0;
     broker_log (b, LOG_ERR, "parent (rank %d) lost (%s); saying hello again",
@@ -782,10 +793,11 @@ static void child_hello (struct overlay *ov, struct child *c, const canopy_msg_t
 {
     struct broker *b = ov->b;
     const char *uuid, *host = "";
-    int rank, version;
+    int rank, version, session = 0;
 
-    if (canopy_msg_unpack (msg, "{s:i s:i s:s s?s}", "rank", &rank, "version",
-                           &version, "uuid", &uuid, "hostname", &host) < 0) {
+    if (canopy_msg_unpack (msg, "{s:i s:i s:s s?s s?i}", "rank", &rank, "version",
+                           &version, "uuid", &uuid, "hostname", &host,
+                           "session", &session) < 0) {
         refuse (ov, c->id, EPROTO, "malformed hello");
         return;
     }
@@ -805,10 +817,17 @@ static void child_hello (struct overlay *ov, struct child *c, const canopy_msg_t
     }
     if (c->state == CHILD_ONLINE && strcmp (c->uuid, uuid) != 0)
         child_lost (ov, c, "restarted");
+    else if (c->state == CHILD_ONLINE && session == c->session) {
+        /* a retry that crossed our welcome: nothing was lost */
+        broker_log (b, LOG_DEBUG, "duplicate hello from rank %u (session %d): ignored",
+                    c->rank, session);
+        return;
+    }
     else if (c->state == CHILD_ONLINE) {
         /* it lost us for a while: its answers to what we sent may be gone */
         fail_pending (ov, c->track, "rank %u reconnected", c->rank);
     }
+    c->session = session;
     snprintf (c->uuid, sizeof (c->uuid), "%s", uuid);
     snprintf (c->hostname, sizeof (c->hostname), "%s", host);
     /* A child joins only a broker that is itself connected to rank 0, so

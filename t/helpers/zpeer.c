@@ -6,6 +6,8 @@
  *   --hello=RANK        send an overlay HELLO as RANK (default: a request
  *                       "broker.ping" to rank 0)
  *   --pad=BYTES         payload padding (makes the message big)
+ *   --again=SEC         send the same message again SEC after the first
+ *                       (a HELLO retry: same uuid, same session)
  *   --server-key=Z85    use CURVE with this server public key, and
  *   --cert=FILE         this client certificate (czmq format), or
  *   --random-key        a fresh client key pair
@@ -58,12 +60,13 @@ int main (int argc, char *argv[])
         { "cert", required_argument, NULL, 'c' },
         { "random-key", no_argument, NULL, 'r' },
         { "wait", required_argument, NULL, 'w' },
+        { "again", required_argument, NULL, 'a' },
         { NULL, 0, NULL, 0 },
     };
     const char *identity = "zpeer", *server_key = NULL, *certfile = NULL;
     long hello = -1, pad = 0;
     bool random_key = false;
-    double wait = 1.0;
+    double wait = 1.0, again = -1;
     char pub[41], sec[41];
     int c;
 
@@ -76,12 +79,14 @@ int main (int argc, char *argv[])
             case 'c': certfile = optarg; break;
             case 'r': random_key = true; break;
             case 'w': wait = strtod (optarg, NULL); break;
+            case 'a': again = strtod (optarg, NULL); break;
             default: return 1;
         }
     }
     if (argc - optind != 1 || (server_key && !certfile && !random_key)) {
         fprintf (stderr, "Usage: zpeer [--identity=ID] [--hello=RANK] [--pad=N] "
-                 "[--server-key=KEY (--cert=FILE|--random-key)] [--wait=SEC] URI\n");
+                 "[--server-key=KEY (--cert=FILE|--random-key)] [--wait=SEC] "
+                 "[--again=SEC] URI\n");
         return 1;
     }
     /* a helper must never hang the suite: whatever ZeroMQ does at exit,
@@ -141,6 +146,15 @@ int main (int argc, char *argv[])
     }
     bool received = false;
     while (monotime () - t0 < wait) {
+        if (again >= 0 && monotime () - t0 >= again) {
+            again = -1;
+            if (canopy_msg_sendzsock (s, msg) < 0) {
+                perror ("zpeer: send again");
+                return 1;
+            }
+            printf ("sent again\n");
+            fflush (stdout);
+        }
         zmq_pollitem_t items[] = { { .socket = s, .events = ZMQ_POLLIN },
                                    { .socket = mon, .events = ZMQ_POLLIN } };
         if (zmq_poll (items, 2, 20) < 0)
@@ -155,6 +169,7 @@ int main (int argc, char *argv[])
                 printf ("received %s %s\n", canopy_msg_typestr (canopy_msg_get_type (in)),
                         topic ? topic : "-");
                 received = true;
+                fflush (stdout);
                 canopy_msg_decref (in);
             }
         }
