@@ -490,9 +490,6 @@ static void vac_reduce_op (void *in, void *inout, int *len, MPI_Datatype *type)
     kap_vac_merge_n (in, inout, *len);
 }
 
-/* Merge everything on rank 0 (res is only meaningful there); every rank
- * learns the total error count.
- */
 /* rank 0: the sync fence's record at rank 0 (kvs.fence-status), which
  * splits the KVS's part of the timeline.  Best effort: without it the
  * timeline keeps its three spans.
@@ -514,6 +511,9 @@ static void sync_fence_record (struct kap_ctx *ctx, struct kap_result *res)
     canopy_future_destroy (f);
 }
 
+/* Merge everything on rank 0 (res is only meaningful there); every rank
+ * learns the total error count.
+ */
 static void gather_results (struct kap_ctx *ctx, struct kap_result *res)
 {
     double vac[KAP_NMETRICS][KAP_VAC_LEN];

@@ -602,11 +602,8 @@ static void sync_fence_record (struct crowd *c, struct kap_result *res)
 {
     char name[NAME_MAX_LEN];
     canopy_future_t *f;
-    struct timespec ts;
     const char *s;
-
-    clock_gettime (CLOCK_REALTIME, &ts);
-    double offset = ts.tv_sec + ts.tv_nsec * 1e-9 - monotime ();
+    double offset = walltime () - monotime ();
     kap_name (&c->cfg, "sync", name, sizeof (name));
     if (!(f = canopy_rpc_pack (c->parts[0].h, "kvs.fence-status", 0, 0, "{s:s}",
                                "name", name))

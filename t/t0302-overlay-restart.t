@@ -89,13 +89,19 @@ test_expect_success 'a restart request for a broker still running waits for its 
 # took it for a reconnect and failed what it had sent down meanwhile
 # ("rank 3 reconnected", seen by kap-crowd's first request in CI).  A
 # fake rank 6 (zpeer) is welcomed, gets a ping, then says the same hello
-# again: the ping must not fail with "reconnected".
+# again: the ping must not fail with "reconnected".  zpeer sends nothing
+# between its hellos, so rank 2 must not judge it lost to silence
+# meanwhile; it is lost when it leaves (the next keepalive to it fails).
 test_expect_success 'a repeated hello from an online child fails nothing sent to it' '
 	pid=$(broker_pid 6) &&
 	kill -9 $pid &&
 	canopy overlay status --rank 6 --wait lost $W &&
+	test_when_finished "canopy setattr --rank 2 tbon.torpid-timeout 0.5;
+		canopy setattr --rank 2 tbon.lost-timeout 1.5" &&
+	canopy setattr --rank 2 tbon.lost-timeout 0 &&
+	canopy setattr --rank 2 tbon.torpid-timeout 0 &&
 	ep=$(canopy getattr --rank 2 tbon.endpoint) &&
-	{ zpeer --identity=6 --hello=6 --again=2 --wait=4 $ep >zp.out & } &&
+	{ zpeer --identity=6 --hello=6 --again=3 --wait=6 $ep >zp.out & } &&
 	zp=$! &&
 	n=0 &&
 	while ! grep -q "received control" zp.out; do

@@ -16,8 +16,9 @@
  *   ignored; with a new session the child lost us for a while and its
  *   answers to what we sent may be gone, so those requests fail.  Failing
  *   them on a mere retry made a busy machine fail requests sent right
- *   after a broker joined with "rank N reconnected".  Requests from children get the child's rank pushed on
- *   their route stack and lose the LOCAL role.  Events never travel up.
+ *   after a broker joined with "rank N reconnected".
+ * - Requests from children get the child's rank pushed on their route
+ *   stack and lose the LOCAL role.  Events never travel up.
  * - Liveness: a tick (liveness.c) sends KEEPALIVE on idle links and
  *   judges silent peers torpid, then lost.  A tick that comes late means
  *   this broker was not running: that time is credited to the peers'

@@ -1,6 +1,5 @@
 /* monotime.c - see monotime.h */
 #include <time.h>
-#include <sys/time.h>
 #include "monotime.h"
 
 double monotime (void)
@@ -24,9 +23,9 @@ double monotime_since_ms (const struct timespec *t0)
 
 double walltime (void)
 {
-    struct timeval tv;
-    gettimeofday (&tv, NULL);
-    return tv.tv_sec + tv.tv_usec * 1e-6;
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 double thread_cputime (void)

@@ -9,7 +9,7 @@ double monotime (void);
 void monotime_ts (struct timespec *ts);
 /* Elapsed milliseconds since *t0. */
 double monotime_since_ms (const struct timespec *t0);
-/* Wall-clock seconds since the epoch. */
+/* Wall-clock seconds since the epoch (CLOCK_REALTIME, nanoseconds). */
 double walltime (void);
 /* CPU seconds the calling thread has used (CLOCK_THREAD_CPUTIME_ID): what
  * a piece of work cost, unaffected by time spent preempted.

@@ -45,7 +45,6 @@
 #include <string.h>
 #include <errno.h>
 #include <stdio.h>
-#include <time.h>
 #include <canopy/canopy.h>
 #include "src/common/libutil/hashmap.h"
 #include "src/common/libutil/list.h"
@@ -56,13 +55,6 @@
 #include "fence.h"
 
 #define FINISHED_KEEP 300.0     /* seconds a finished name is remembered */
-
-static double realtime (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_REALTIME, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 struct waiter {
     canopy_msg_t *msg;
@@ -188,11 +180,12 @@ static struct fence *fence_create (struct fence_table *ft, const char *name,
     f->flags = flags;
     f->userid = userid;
     f->created = monotime ();
-    f->first_rt = realtime ();
     if (hashmap_insert (ft->fences, f->name, f) < 0)
         goto error;
-    if (ft->ctx->rank == 0)
+    if (ft->ctx->rank == 0) {
+        f->first_rt = walltime ();
         user_count (ft, userid, 1);
+    }
     return f;
 nomem:
     errno = ENOMEM;
@@ -313,7 +306,7 @@ static void remember (struct fence_table *ft, const struct fence *f,
     fin->errnum = errnum;
     snprintf (fin->errstr, sizeof (fin->errstr), "%s", errstr ? errstr : "");
     fin->when = monotime ();
-    fin->decided_rt = realtime ();
+    fin->decided_rt = walltime ();
     if (f) {
         fin->nprocs = f->nprocs;
         fin->first_rt = f->first_rt;
@@ -442,7 +435,7 @@ static void check_ready (struct fence_table *ft, struct fence *f)
     }
     kvs_opsbuf_clear (&f->ops);
     f->ready = true;
-    f->ready_rt = realtime ();
+    f->ready_rt = walltime ();
     tstat_push (&ft->ctx->timing.fence_wait, (monotime () - f->created) * 1e6);
     list_add_tail (&ft->ready, &f->ready_node);
     ft->nready++;
