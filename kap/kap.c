@@ -46,8 +46,20 @@ enum {
     KAP_MAX_REPORTED = 5,   /* wrong values printed per rank */
 };
 
+/* This rank's node: its ranks share the gate of quiet_barrier. */
+struct kap_node {
+    MPI_Comm comm;
+    MPI_Comm leaders;       /* MPI_COMM_NULL except on node rank 0 */
+    int nleaders;           /* on leaders: the number of nodes */
+    MPI_Win win;
+    struct kap_gate *gate;
+    int rank;
+    int size;
+};
+
 struct kap_ctx {
     struct kap_config cfg;
+    struct kap_node node;
     int rank;
     int size;
     canopy_t *h;
@@ -195,18 +207,19 @@ static int connect_broker (struct kap_ctx *ctx)
     return -1;
 }
 
-/* A barrier that sleeps instead of spinning.  MPI libraries busy-poll in
- * blocking collectives; on a node shared with the brokers, ranks waiting
- * there would steal the CPU the ranks still being measured (and their
- * brokers) need.  Used wherever some ranks may still be timing.
+/* The leaders' part of quiet_barrier: an MPI barrier of one rank per
+ * node that sleeps between tests instead of spinning, backing off from
+ * 20 us to 5 ms.
  */
-static void quiet_barrier (void)
+static void leaders_barrier (struct kap_node *nd)
 {
     MPI_Request req;
     int done = 0;
-    long ns = 20 * 1000;        /* back off from 20 us to 5 ms */
+    long ns = 20 * 1000;
 
-    MPI_Ibarrier (MPI_COMM_WORLD, &req);
+    if (nd->nleaders < 2)
+        return;
+    MPI_Ibarrier (nd->leaders, &req);
     for (;;) {
         MPI_Test (&req, &done, MPI_STATUS_IGNORE);
         if (done)
@@ -218,68 +231,71 @@ static void quiet_barrier (void)
     }
 }
 
-/* The start gate (kap_gate.h) of this rank's node, in an MPI-3 shared
- * window; leaders are the node ranks 0, one per node.
+/* A barrier of all ranks that sleeps instead of spinning, used wherever
+ * some ranks may still be timing, and as the setup barrier whose release
+ * starts the timed phases.  MPI libraries busy-poll in blocking
+ * collectives (OpenMPI, oversubscribed, calls sched_yield on each idle
+ * progress pass), stealing the CPU the ranks still measured and their
+ * brokers need; an MPI_Ibarrier tested between naps polled less, but
+ * still woke every waiting rank 10-20 times in its first 5 ms (a KAP run
+ * of 32 ranks made 18-26 thousand sched_yield calls then, 10-11 thousand
+ * now, MPI_Init and MPI_Finalize's).  Here the ranks of a node
+ * sleep at their node's gate (kap_gate.h); the leader, woken by the last
+ * of them, meets the other nodes' leaders, then opens the gate: one futex
+ * wake-up for the whole node.  An MPI_Barrier release let 32 ranks on 2
+ * cores go over 5-10 ms, one scheduler slice at a time, and a canopy event
+ * over 5-8 ms; that spread, not the KVS, had been most of the worst fence.
  */
-struct kap_start {
-    MPI_Comm node;
-    MPI_Comm leaders;       /* MPI_COMM_NULL except on node rank 0 */
-    MPI_Win win;
-    struct kap_gate *gate;
-    int node_rank;
-    int node_size;
-};
-
-static void start_init (struct kap_ctx *ctx, struct kap_start *st)
+static void quiet_barrier (struct kap_ctx *ctx)
 {
+    struct kap_node *nd = &ctx->node;
+
+    if (nd->rank != 0) {
+        kap_gate_wait (nd->gate);
+        return;
+    }
+    while (kap_gate_ready (nd->gate, 60.) < 0)
+        say (ctx, "warning: still waiting for %d node ranks at a barrier after 60 s",
+             nd->size - 1);
+    leaders_barrier (nd);
+    kap_gate_open (nd->gate);
+}
+
+/* The node's gate in an MPI-3 shared window; leaders are the node ranks
+ * 0, one per node.  Collective; the gate is ready when it returns.
+ */
+static void node_init (struct kap_ctx *ctx)
+{
+    struct kap_node *nd = &ctx->node;
     MPI_Aint size;
     int disp;
     void *base;
 
     MPI_Comm_split_type (MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
-                         &st->node);
-    MPI_Comm_rank (st->node, &st->node_rank);
-    MPI_Comm_size (st->node, &st->node_size);
-    MPI_Comm_split (MPI_COMM_WORLD, st->node_rank == 0 ? 0 : MPI_UNDEFINED,
-                    ctx->rank, &st->leaders);
-    MPI_Win_allocate_shared (st->node_rank == 0 ? sizeof (struct kap_gate) : 0, 1,
-                             MPI_INFO_NULL, st->node, &base, &st->win);
-    MPI_Win_shared_query (st->win, 0, &size, &disp, &st->gate);
-    if (st->node_rank == 0)
-        kap_gate_init (st->gate);
+                         &nd->comm);
+    MPI_Comm_rank (nd->comm, &nd->rank);
+    MPI_Comm_size (nd->comm, &nd->size);
+    MPI_Comm_split (MPI_COMM_WORLD, nd->rank == 0 ? 0 : MPI_UNDEFINED,
+                    ctx->rank, &nd->leaders);
+    nd->nleaders = 0;
+    if (nd->leaders != MPI_COMM_NULL)
+        MPI_Comm_size (nd->leaders, &nd->nleaders);
+    MPI_Win_allocate_shared (nd->rank == 0 ? sizeof (struct kap_gate) : 0, 1,
+                             MPI_INFO_NULL, nd->comm, &base, &nd->win);
+    MPI_Win_shared_query (nd->win, 0, &size, &disp, &nd->gate);
+    if (nd->rank == 0)
+        kap_gate_init (nd->gate, nd->size - 1);
+    MPI_Barrier (MPI_COMM_WORLD);   /* nobody uses the gate before its init */
 }
 
-static void start_fini (struct kap_start *st)
+static void node_fini (struct kap_ctx *ctx)
 {
-    MPI_Win_free (&st->win);
-    if (st->leaders != MPI_COMM_NULL)
-        MPI_Comm_free (&st->leaders);
-    MPI_Comm_free (&st->node);
-}
+    struct kap_node *nd = &ctx->node;
 
-/* The setup barrier's release.  Gathering is quiet_barrier (nobody
- * spins).  Then the ranks of each node sleep at their node's gate; the
- * node's leader waits until all of them announced themselves, meets the
- * other nodes' leaders (an MPI barrier of one rank per node), and opens
- * the gate: one futex wake-up for the whole node.  An MPI_Barrier release
- * let 32 ranks on 2 cores go over 5-10 ms, one scheduler slice at a time,
- * and a canopy event over 5-8 ms (each broker's first wake-up of a rank
- * let that rank run before the next was woken); that spread, not the
- * KVS, was most of the worst fence.
- */
-static void release_together (struct kap_ctx *ctx, struct kap_start *st)
-{
-    quiet_barrier ();
-    if (st->node_rank == 0) {
-        if (kap_gate_ready (st->gate, st->node_size - 1, 60.) < 0)
-            say (ctx, "warning: %d node ranks did not reach the start gate in 60 s",
-                 st->node_size - 1);
-        if (st->leaders != MPI_COMM_NULL)
-            MPI_Barrier (st->leaders);
-        kap_gate_open (st->gate);
-    }
-    else
-        kap_gate_wait (st->gate);
+    MPI_Win_free (&nd->win);
+    if (nd->leaders != MPI_COMM_NULL)
+        MPI_Comm_free (&nd->leaders);
+    MPI_Comm_free (&nd->comm);
 }
 
 /* Rank 0 makes every directory of every iteration, then every rank waits
@@ -305,7 +321,7 @@ static void setup_dirs (struct kap_ctx *ctx)
         if (kvs_get_version (ctx->h, &version) < 0)
             die (ctx, "kvs_get_version: %s", kvs_error (ctx));
     }
-    quiet_barrier ();
+    quiet_barrier (ctx);
     MPI_Bcast (&version, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (kvs_wait_version (ctx->h, version) < 0)
         die (ctx, "kvs_wait_version %d: %s", version, kvs_error (ctx));
@@ -420,7 +436,7 @@ static void inject_corruption (struct kap_ctx *ctx)
 
     if (cfg->nconsumers == 0)
         return;
-    quiet_barrier ();
+    quiet_barrier (ctx);
     if (ctx->rank == 0) {
         char key[KAP_NAME_MAX];
         int victim = kap_target (cfg, cfg->nprocs - cfg->nconsumers, 1);
@@ -433,7 +449,7 @@ static void inject_corruption (struct kap_ctx *ctx)
             die (ctx, "injecting corruption into %s: %s", key, kvs_error (ctx));
         say (ctx, "injected a wrong value into %s", key);
     }
-    quiet_barrier ();
+    quiet_barrier (ctx);
     MPI_Bcast (&version, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (kvs_wait_version (ctx->h, version) < 0)
         die (ctx, "kvs_wait_version %d: %s", version, kvs_error (ctx));
@@ -523,7 +539,7 @@ static void gather_results (struct kap_ctx *ctx, struct kap_result *res)
     MPI_Op vac_op;
     long errors;
 
-    quiet_barrier ();   /* others may still be in the consumer phase */
+    quiet_barrier (ctx);   /* others may still be in the consumer phase */
     for (int m = 0; m < KAP_NMETRICS; m++)
         kap_vac_from_tstat (&ctx->stat[m], vac[m]);
     MPI_Type_contiguous (KAP_VAC_LEN, MPI_DOUBLE, &vac_type);
@@ -644,8 +660,7 @@ int main (int argc, char *argv[])
     ctx.sync_enter = ctx.sync_answer = -1;
 
     /* Setup (untimed), then the setup barrier. */
-    struct kap_start start;
-    start_init (&ctx, &start);
+    node_init (&ctx);
     setup_dirs (&ctx);
     if (ctx.cfg.sync_type == KAP_SYNC_CAUSAL
         && kap_is_consumer (&ctx.cfg, ctx.rank)) {
@@ -654,7 +669,7 @@ int main (int argc, char *argv[])
         if (canopy_event_subscribe (ctx.h, topic) < 0)
             die (&ctx, "subscribing to %s: %s", topic, strerror (errno));
     }
-    release_together (&ctx, &start);
+    quiet_barrier (&ctx);     /* the setup barrier: the timed phases start */
 
     double t0 = now ();
     if (kap_is_producer (&ctx.cfg, ctx.rank))
@@ -670,7 +685,7 @@ int main (int argc, char *argv[])
         ctx.wall[KAP_PHASE_TOTAL] = (now () - t2) + (t1 - t0);
 
     gather_results (&ctx, &res);
-    start_fini (&start);
+    node_fini (&ctx);
     rc = res.errors > 0 ? 1 : 0;
     if (ctx.rank == 0) {
         kap_report_print (stdout, &ctx.cfg, &res);

@@ -1,35 +1,49 @@
 /* kap_gate.c - see kap_gate.h.
  *
  * The futex calls are the shared (not FUTEX_PRIVATE) forms: the waiters
- * are different processes mapping the same page.  A waiter re-checks the
+ * are different processes mapping the same page.  A sleeper re-checks its
  * word after every wake-up (spurious wake-ups and EINTR are allowed), and
- * FUTEX_WAIT returns at once (EAGAIN) if the word is no longer 0, so an
- * open between the check and the sleep is never missed.
+ * FUTEX_WAIT returns at once (EAGAIN) if the word no longer holds the
+ * value the sleeper saw, so a change between the check and the sleep is
+ * never missed.
+ *
+ * Order within a round: a waiter reads `generation` before it increments
+ * `arrived`; the leader sees `arrived` complete, clears it, then advances
+ * `generation` (all sequentially consistent).  So a waiter can only see
+ * the generation of the round it arrived in, and an early arrival for the
+ * next round counts in the cleared `arrived`.
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/futex.h>
 #include "kap_gate.h"
 
-static long futex (uint32_t *word, int op, uint32_t val)
+static long futex (uint32_t *word, int op, uint32_t val,
+                   const struct timespec *timeout)
 {
-    return syscall (SYS_futex, word, op, val, NULL, NULL, 0);
+    return syscall (SYS_futex, word, op, val, timeout, NULL, 0);
 }
 
-void kap_gate_init (struct kap_gate *g)
+void kap_gate_init (struct kap_gate *g, uint32_t others)
 {
-    __atomic_store_n (&g->waiting, 0, __ATOMIC_SEQ_CST);
-    __atomic_store_n (&g->open, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n (&g->others, others, __ATOMIC_SEQ_CST);
+    __atomic_store_n (&g->arrived, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n (&g->generation, 0, __ATOMIC_SEQ_CST);
 }
 
 void kap_gate_wait (struct kap_gate *g)
 {
-    __atomic_add_fetch (&g->waiting, 1, __ATOMIC_SEQ_CST);
-    while (__atomic_load_n (&g->open, __ATOMIC_SEQ_CST) == 0)
-        (void)futex (&g->open, FUTEX_WAIT, 0);
+    uint32_t gen = __atomic_load_n (&g->generation, __ATOMIC_SEQ_CST);
+    uint32_t n = __atomic_add_fetch (&g->arrived, 1, __ATOMIC_SEQ_CST);
+
+    if (n == __atomic_load_n (&g->others, __ATOMIC_SEQ_CST))
+        (void)futex (&g->arrived, FUTEX_WAKE, 1, NULL);    /* the leader */
+    while (__atomic_load_n (&g->generation, __ATOMIC_SEQ_CST) == gen)
+        (void)futex (&g->generation, FUTEX_WAIT, gen, NULL);
 }
 
 static double mono (void)
@@ -39,23 +53,30 @@ static double mono (void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-int kap_gate_ready (struct kap_gate *g, uint32_t n, double timeout)
+int kap_gate_ready (struct kap_gate *g, double timeout)
 {
     double deadline = mono () + timeout;
-    struct timespec nap = { .tv_sec = 0, .tv_nsec = 50 * 1000 };
+    uint32_t n;
 
-    while (__atomic_load_n (&g->waiting, __ATOMIC_SEQ_CST) < n) {
-        if (mono () >= deadline) {
+    while ((n = __atomic_load_n (&g->arrived, __ATOMIC_SEQ_CST))
+           < __atomic_load_n (&g->others, __ATOMIC_SEQ_CST)) {
+        double left = deadline - mono ();
+        if (left <= 0) {
             errno = ETIMEDOUT;
             return -1;
         }
-        nanosleep (&nap, NULL);
+        struct timespec ts = {
+            .tv_sec = (time_t)left,
+            .tv_nsec = (long)((left - floor (left)) * 1e9),
+        };
+        (void)futex (&g->arrived, FUTEX_WAIT, n, &ts);
     }
     return 0;
 }
 
 void kap_gate_open (struct kap_gate *g)
 {
-    __atomic_store_n (&g->open, 1, __ATOMIC_SEQ_CST);
-    (void)futex (&g->open, FUTEX_WAKE, INT_MAX);
+    __atomic_store_n (&g->arrived, 0, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch (&g->generation, 1, __ATOMIC_SEQ_CST);
+    (void)futex (&g->generation, FUTEX_WAKE, INT_MAX, NULL);
 }
