@@ -203,6 +203,16 @@ test_expect_success 'kap-sweep and kap-refshape describe themselves' '
 	test_must_fail $EXP/kap-sweep --bogus 2>err &&
 	grep "unknown argument" err
 '
+test_expect_success 'the experiments read stolen CPU time from /proc/stat' '
+	. $EXP/kaplib.sh &&
+	kap_cpustat >cpu0 &&
+	grep -E "^[0-9]+ [0-9]+$" cpu0 &&
+	test "$(kap_steal_percent "1000 10" "2000 60")" = 5.0 &&
+	test "$(kap_steal_percent "1000 10" "1000 10")" = "?" &&
+	p=$(kap_steal_percent "$(cat cpu0)" "$(kap_cpustat)") &&
+	echo "stolen: $p%" &&
+	echo "$p" | grep -E "^([0-9]+\.[0-9]|\?)$"
+'
 test_expect_success OPENMPI 'a tiny sweep writes results, medians, a report (and plots)' '
 	CANOPY_BUILD_DIR=$SHARNESS_BUILD_DIRECTORY \
 	$EXP/kap-sweep --procs "2 4" --sizes 8 --redundant-sizes 64 --gets 2 \

@@ -73,6 +73,21 @@ kap_mpirun () {
         "$MPIRUN" $_root --oversubscribe --bind-to none -np "$_np" "$KAP" "$@"
 }
 
+# "TOTAL STEAL": jiffies of all CPUs since boot, and those the hypervisor
+# stole (ran something else while this VM wanted the CPU); 0 0 without
+# /proc/stat.
+kap_cpustat () {
+    awk '/^cpu / { t = 0; for (i = 2; i <= 9; i++) t += $i; print t, $9; exit }
+         END { if (NR == 0) print 0, 0 }' /proc/stat 2>/dev/null || echo 0 0
+}
+
+# Percent of the CPU time between two kap_cpustat readings that was
+# stolen: "?" when nothing was counted.
+kap_steal_percent () {
+    echo "$1 $2" | awk '{ dt = $3 - $1; ds = $4 - $2
+        if (dt <= 0) print "?"; else printf "%.1f\n", 100 * ds / dt }'
+}
+
 kap_now () {
     date +%s.%N
 }
