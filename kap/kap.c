@@ -255,7 +255,8 @@ static void quiet_barrier (struct kap_ctx *ctx)
         return;
     }
     while (kap_gate_ready (nd->gate, 60.) < 0)
-        say (ctx, "warning: still waiting for %d node ranks at a barrier after 60 s",
+        say (ctx, "warning: a barrier waits for its node's ranks: %u of %d"
+             " arrived in 60 s", __atomic_load_n (&nd->gate->arrived, __ATOMIC_SEQ_CST),
              nd->size - 1);
     leaders_barrier (nd);
     kap_gate_open (nd->gate);

@@ -15,7 +15,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <math.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -65,10 +64,8 @@ int kap_gate_ready (struct kap_gate *g, double timeout)
             errno = ETIMEDOUT;
             return -1;
         }
-        struct timespec ts = {
-            .tv_sec = (time_t)left,
-            .tv_nsec = (long)((left - floor (left)) * 1e9),
-        };
+        struct timespec ts = { .tv_sec = (time_t)left };
+        ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
         (void)futex (&g->arrived, FUTEX_WAIT, n, &ts);
     }
     return 0;
