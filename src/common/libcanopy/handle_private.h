@@ -55,6 +55,7 @@ struct canopy_handle {
     struct canopy_handle_stats stats;
     void (*disconnect_cb) (canopy_t *h, void *arg);
     void *disconnect_arg;
+    struct direct_server *direct;   /* a module's direct channel (direct.h) */
 };
 
 /* Create a handle over a connector (takes ownership of impl). */

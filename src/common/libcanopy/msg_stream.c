@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <unistd.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include "msg_stream.h"
 
@@ -171,4 +172,41 @@ void *msg_frame_encode (const canopy_msg_t *msg, size_t *sizep)
     msg_frame_encode_into (msg, buf, size);
     *sizep = size;
     return buf;
+}
+
+int msg_frame_send (int fd, const canopy_msg_t *msg, bool nonblock)
+{
+    size_t size, done = 0;
+    char *buf;
+
+    if (!(buf = msg_frame_encode (msg, &size)))
+        return -1;
+    while (done < size) {
+        ssize_t n = send (fd, buf + done, size - done,
+                          MSG_NOSIGNAL | (nonblock && done == 0 ? MSG_DONTWAIT : 0));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                if (nonblock && done == 0)
+                    goto error;
+                struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+                (void)poll (&pfd, 1, -1);
+                continue;
+            }
+            if (errno == EPIPE)
+                errno = ECONNRESET;
+            goto error;
+        }
+        done += n;
+    }
+    free (buf);
+    return 0;
+error:
+    {
+        int saved_errno = errno;
+        free (buf);
+        errno = saved_errno;
+    }
+    return -1;
 }

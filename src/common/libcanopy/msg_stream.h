@@ -44,5 +44,11 @@ size_t msg_frame_size (const canopy_msg_t *msg);
 void msg_frame_encode_into (const canopy_msg_t *msg, void *buf, size_t size);
 /* Encode msg with its length prefix into a new buffer (caller frees). */
 void *msg_frame_encode (const canopy_msg_t *msg, size_t *size);
+/* Write msg as one frame to the stream socket fd, waiting in poll() while
+ * the socket is full; with 'nonblock', fail with EAGAIN instead if nothing
+ * at all could be written (once started, a frame is always finished).
+ * -1 with errno: ECONNRESET if the peer is gone, EMSGSIZE, ENOMEM.
+ */
+int msg_frame_send (int fd, const canopy_msg_t *msg, bool nonblock);
 
 #endif

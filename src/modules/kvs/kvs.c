@@ -74,6 +74,7 @@
 #include "checkpoint.h"
 #include "load.h"
 #include "src/common/libcanopy/json_fast_dump.h"
+#include "src/common/libcanopy/direct.h"
 
 CANOPY_MOD_NAME ("kvs");
 
@@ -461,7 +462,9 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
     struct kvs_ctx *ctx = arg;
     struct objcache_stats cs;
     struct fence_stats fs;
+    struct direct_server_stats ds;
 
+    direct_server_get_stats (ctx->direct, &ds);
     objcache_stats (ctx->cache, &cs);
     fence_stats (ctx->fences, &fs);
     json_t *ck = ctx->checkpt ? checkpointer_stats (ctx->checkpt) : json_null ();
@@ -470,7 +473,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
     canopy_respond_pack (h, msg,
         "{s:i s:i s:s s:{s:I s:I s:I s:I s:I s:I s:I} s:{s:i s:i s:i} s:i s:i s:i s:i"
         " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
-        " s:{s:o s:o s:o s:o s:o s:o s:o} s:o}",
+        " s:{s:o s:o s:o s:o s:o s:o s:o} s:o s:{s:b s:I s:I s:I s:I}}",
         "rank", (int)ctx->rank,
         "version", ctx->version,
         "rootref", ctx->rootref,
@@ -504,7 +507,32 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                   "apply-ops", tstat_json (&ctx->timing.apply_ops),
                   "setroot-lag", tstat_json (&ctx->timing.setroot_lag),
                   "setroot-handle", tstat_json (&ctx->timing.setroot_handle),
-        "checkpoint", ck ? ck : json_null ());
+        "checkpoint", ck ? ck : json_null (),
+        "direct", "listening", ctx->direct != NULL,
+                  "connections", (json_int_t)ds.connections,
+                  "accepted", (json_int_t)ds.accepted,
+                  "requests", (json_int_t)ds.requests,
+                  "responses", (json_int_t)ds.responses);
+}
+
+/* Serve local clients on the KVS's own socket (direct.h), beside the
+ * broker's.  Without it (CANOPY_DIRECT=0, a path too long, a bind error)
+ * clients reach the KVS through the broker as before.
+ */
+static void direct_start (struct kvs_ctx *ctx)
+{
+    const char *uri = canopy_attr_get (ctx->h, "local-uri");
+    char path[108];
+    canopy_error_t error;
+
+    if (!direct_enabled () || !uri || strncmp (uri, "local://", 8) != 0)
+        return;
+    if (direct_path (path, sizeof (path), uri + 8, "kvs") < 0) {
+        canopy_log (ctx->h, LOG_INFO, "no direct channel: socket path too long");
+        return;
+    }
+    if (!(ctx->direct = direct_server_create (ctx->h, path, "kvs", ctx->rank, &error)))
+        canopy_log (ctx->h, LOG_WARNING, "no direct channel: %s", error.text);
 }
 
 static void disconnect_cb (canopy_t *h, canopy_msg_handler_t *mh,
@@ -722,6 +750,7 @@ int mod_main (canopy_t *h, int argc, char **argv)
     if (canopy_msg_handler_addvec (h, htab, &ctx, &handlers) < 0)
         goto done;
     guest_admit (&ctx, handlers);
+    direct_start (&ctx);
     /* rank 0 times fences out and expires finished names (1 s steps);
      * elsewhere the timer only ages the cache, so an idle broker wakes
      * rarely
@@ -755,6 +784,7 @@ done:
     watch_table_destroy (ctx.watches);
     fence_table_destroy (ctx.fences);
     load_table_destroy (ctx.loads);
+    direct_server_destroy (ctx.direct);     /* after the last answers */
     objcache_destroy (ctx.cache);
     the_ctx = NULL;
     return rc;

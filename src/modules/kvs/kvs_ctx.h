@@ -51,6 +51,7 @@ struct kvs_ctx {
     struct checkpointer *checkpt;   /* rank 0 only */
     double checkpoint_period;
     struct watch_table *watches;
+    struct direct_server *direct;   /* kvs.* from local clients, or NULL */
     struct list_node version_waiters;
     int nversion_waiters;
     int nlookups;                   /* lookups in progress */
