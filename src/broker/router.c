@@ -26,6 +26,7 @@
 #include <syslog.h>
 #include <canopy/canopy.h>
 #include "src/common/libcanopy/module_private.h"
+#include "src/common/libcanopy/msg_stream.h"
 #include "broker.h"
 #include "overlay.h"
 #include "topology.h"
@@ -293,25 +294,6 @@ void router_response (struct broker *b, canopy_msg_t *msg)
 
 /* Requests */
 
-static void stamp_credentials (canopy_msg_t *msg, struct endpoint *from)
-{
-    uint32_t userid = CANOPY_USERID_UNKNOWN;
-    uint32_t rolemask = 0;
-
-    (void)canopy_msg_get_userid (msg, &userid);
-    (void)canopy_msg_get_rolemask (msg, &rolemask);
-    /* Only the instance owner may present other credentials (for tests of
-     * guest access); everyone else gets what the connection proved.
-     */
-    if (!(from->rolemask & CANOPY_ROLE_OWNER)
-        || userid == CANOPY_USERID_UNKNOWN || rolemask == 0) {
-        userid = from->userid;
-        rolemask = from->rolemask;
-    }
-    (void)canopy_msg_set_userid (msg, userid);
-    (void)canopy_msg_set_rolemask (msg, rolemask | CANOPY_ROLE_LOCAL);
-}
-
 static void deliver_internal (struct broker *b, const canopy_msg_t *msg)
 {
     const char *topic = canopy_msg_get_topic (msg);
@@ -413,7 +395,7 @@ void router_request (struct broker *b, canopy_msg_t *msg, struct endpoint *from)
     const char *topic = canopy_msg_get_topic (msg);
 
     if (from) {
-        stamp_credentials (msg, from);
+        (void)msg_stamp_credentials (msg, from->userid, from->rolemask);
         if (canopy_msg_route_enable (msg) < 0
             || canopy_msg_route_push (msg, from->id) < 0) {
             broker_log (b, LOG_ERR, "dropped request from %s: route stack", from->id);

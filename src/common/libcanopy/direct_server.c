@@ -178,20 +178,9 @@ static int conn_flush (struct direct_conn *c)
 static void conn_dispatch (struct direct_conn *c, canopy_msg_t *msg)
 {
     struct direct_server *ds = c->ds;
-    uint32_t userid = CANOPY_USERID_UNKNOWN;
-    uint32_t rolemask = 0;
 
-    (void)canopy_msg_get_userid (msg, &userid);
-    (void)canopy_msg_get_rolemask (msg, &rolemask);
-    /* as the broker's router: only the owner may present other credentials */
-    if (!(c->rolemask & CANOPY_ROLE_OWNER)
-        || userid == CANOPY_USERID_UNKNOWN || rolemask == 0) {
-        userid = c->userid;
-        rolemask = c->rolemask;
-    }
     canopy_msg_route_disable (msg);
-    if (canopy_msg_set_userid (msg, userid) < 0
-        || canopy_msg_set_rolemask (msg, rolemask | CANOPY_ROLE_LOCAL) < 0
+    if (msg_stamp_credentials (msg, c->userid, c->rolemask) < 0
         || canopy_msg_route_enable (msg) < 0
         || canopy_msg_route_push (msg, c->hop) < 0) {
         (void)canopy_respond_error (ds->h, msg, ENOMEM, NULL);

@@ -210,3 +210,21 @@ error:
     }
     return -1;
 }
+
+int msg_stamp_credentials (canopy_msg_t *msg, uint32_t peer_userid, uint32_t peer_rolemask)
+{
+    uint32_t userid = CANOPY_USERID_UNKNOWN;
+    uint32_t rolemask = 0;
+
+    (void)canopy_msg_get_userid (msg, &userid);
+    (void)canopy_msg_get_rolemask (msg, &rolemask);
+    if (!(peer_rolemask & CANOPY_ROLE_OWNER)
+        || userid == CANOPY_USERID_UNKNOWN || rolemask == 0) {
+        userid = peer_userid;
+        rolemask = peer_rolemask;
+    }
+    if (canopy_msg_set_userid (msg, userid) < 0
+        || canopy_msg_set_rolemask (msg, rolemask | CANOPY_ROLE_LOCAL) < 0)
+        return -1;
+    return 0;
+}

@@ -51,4 +51,12 @@ void *msg_frame_encode (const canopy_msg_t *msg, size_t *size);
  */
 int msg_frame_send (int fd, const canopy_msg_t *msg, bool nonblock);
 
+/* Give a request from a local peer (a client of a UNIX-domain socket, or
+ * a module) the credentials its connection proved, plus LOCAL.  Only the
+ * instance owner may present other credentials (tests of guest access):
+ * an owner's request that carries a userid and a rolemask keeps them.
+ * Used by the broker's router and by direct channels (direct.h).
+ */
+int msg_stamp_credentials (canopy_msg_t *msg, uint32_t peer_userid, uint32_t peer_rolemask);
+
 #endif

@@ -165,6 +165,49 @@ static void test_claimed_size_not_preallocated (void **state)
     close (sv[1]);
 }
 
+/* A local peer's request gets the connection's credentials plus LOCAL;
+ * only the owner may present others, and only complete ones.
+ */
+static void test_stamp_credentials (void **state)
+{
+    canopy_msg_t *msg = canopy_msg_create (CANOPY_MSGTYPE_REQUEST);
+    uint32_t userid, rolemask;
+
+    assert_non_null (msg);
+    assert_int_equal (msg_stamp_credentials (msg, 1000, CANOPY_ROLE_USER), 0);
+    assert_int_equal (canopy_msg_get_userid (msg, &userid), 0);
+    assert_int_equal (canopy_msg_get_rolemask (msg, &rolemask), 0);
+    assert_int_equal (userid, 1000);
+    assert_int_equal (rolemask, CANOPY_ROLE_USER | CANOPY_ROLE_LOCAL);
+
+    /* a guest presenting the owner's role gets its own */
+    assert_int_equal (canopy_msg_set_userid (msg, 0), 0);
+    assert_int_equal (canopy_msg_set_rolemask (msg, CANOPY_ROLE_OWNER), 0);
+    assert_int_equal (msg_stamp_credentials (msg, 1000, CANOPY_ROLE_USER), 0);
+    (void)canopy_msg_get_userid (msg, &userid);
+    (void)canopy_msg_get_rolemask (msg, &rolemask);
+    assert_int_equal (userid, 1000);
+    assert_int_equal (rolemask, CANOPY_ROLE_USER | CANOPY_ROLE_LOCAL);
+
+    /* the owner presenting a guest keeps it */
+    assert_int_equal (canopy_msg_set_userid (msg, 4242), 0);
+    assert_int_equal (canopy_msg_set_rolemask (msg, CANOPY_ROLE_USER), 0);
+    assert_int_equal (msg_stamp_credentials (msg, 0, CANOPY_ROLE_OWNER), 0);
+    (void)canopy_msg_get_userid (msg, &userid);
+    (void)canopy_msg_get_rolemask (msg, &rolemask);
+    assert_int_equal (userid, 4242);
+    assert_int_equal (rolemask, CANOPY_ROLE_USER | CANOPY_ROLE_LOCAL);
+
+    /* ... but not half of one */
+    assert_int_equal (canopy_msg_set_userid (msg, CANOPY_USERID_UNKNOWN), 0);
+    assert_int_equal (msg_stamp_credentials (msg, 0, CANOPY_ROLE_OWNER), 0);
+    (void)canopy_msg_get_userid (msg, &userid);
+    (void)canopy_msg_get_rolemask (msg, &rolemask);
+    assert_int_equal (userid, 0);
+    assert_int_equal (rolemask, CANOPY_ROLE_OWNER | CANOPY_ROLE_LOCAL);
+    canopy_msg_decref (msg);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -172,6 +215,7 @@ int main (void)
         cmocka_unit_test (test_split_large),
         cmocka_unit_test (test_bad_frames),
         cmocka_unit_test (test_claimed_size_not_preallocated),
+        cmocka_unit_test (test_stamp_credentials),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
