@@ -11,6 +11,8 @@
  *                           BYTES each, BUDGET in all (default 8192,65536;
  *                           0 turns it off, as canopy's kvs.prime-max=0)
  *   --hdir-threshold=N      entries before a directory is hashed (128)
+ *   --direct=0|1            clients reach their KVS without the broker thread
+ *                           (1, canopy's direct channel) or through it (0)
  * Output: KAP's JSON shape (metrics.sync, metrics.get, wallclock) with the
  * model's counters, as a table and with --json=FILE.
  */
@@ -43,6 +45,9 @@ static const char *usage_text =
 "      --prime=MAX[,BUDGET] setroot carries new directories up to MAX bytes\n"
 "                           each, BUDGET in all (default 8192,65536; 0: off)\n"
 "      --hdir-threshold=N   entries before a directory is hashed (128)\n"
+"      --direct=0|1         clients reach their KVS on its own socket (1,\n"
+"                           default, as canopy does) or through the broker\n"
+"                           thread (0, canopy with CANOPY_DIRECT=0)\n"
 "      --json=FILE          write the prediction as JSON\n"
 "\n"
 "Job options: -N/--participants (default: one per broker), --brokers=N\n"
@@ -55,6 +60,7 @@ struct model_opts {
     int clients;
     int prime_max, prime_budget;
     int hdir_threshold;
+    int direct;
     char *json_file;
     int argc;
     char **argv;            /* what is left (array owned, strings borrowed) */
@@ -118,6 +124,7 @@ static void parse_model_opts (struct model_opts *mo, int argc, char **argv)
     mo->prime_max = 8192;
     mo->prime_budget = 65536;
     mo->hdir_threshold = 128;
+    mo->direct = 1;
     if (!(mo->argv = calloc (argc + 1, sizeof (char *))))
         die ("out of memory");
     mo->argv[mo->argc++] = argv[0];
@@ -153,6 +160,11 @@ static void parse_model_opts (struct model_opts *mo, int argc, char **argv)
                 die ("--prime is MAX[,BUDGET] in bytes");
             mo->prime_max = (int)a;
             mo->prime_budget = a > 0 ? (int)b : 0;
+        }
+        else if ((v = opt_value (argc, argv, &i, "direct", 0))) {
+            if (strcmp (v, "0") != 0 && strcmp (v, "1") != 0)
+                die ("--direct is 0 or 1");
+            mo->direct = v[0] == '1';
         }
         else if ((v = opt_value (argc, argv, &i, "hdir-threshold", 0))) {
             if ((mo->hdir_threshold = to_int (v, 2)) < 0)
@@ -224,6 +236,7 @@ int main (int argc, char *argv[])
     cfg.redundant = kc.redundant;
     cfg.clients = mo.clients;
     cfg.hdir_threshold = mo.hdir_threshold;
+    cfg.direct = mo.direct != 0;
     cfg.prime_max = mo.prime_max;
     cfg.prime_budget = mo.prime_budget;
     if (kvsim_run (&cfg, &costs, &res) < 0)

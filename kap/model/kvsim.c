@@ -531,11 +531,21 @@ static void deliver (struct sim *s, int si, int mi, double delay)
 }
 
 /* Send from a thread of broker b (or a client) toward the message's
- * destination: through the local broker thread first.
+ * destination: through the local broker thread first, except between a
+ * client and its broker's KVS with the direct channel (cfg->direct).
  */
 static void send_from (struct sim *s, int mi, int from_broker, bool from_client)
 {
+    struct msg *m = &s->msgs[mi];
     double delay = from_client ? s->c->ipc_lat : 0;
+
+    if (s->cfg->direct && m->dst_broker == from_broker
+        && ((from_client && m->dst_thread == TH_KVS)
+            || m->dst_thread == TH_CLIENT)) {
+        deliver (s, server_of (s, from_broker, m->dst_thread, m->dst_client),
+                 mi, s->c->ipc_lat);
+        return;
+    }
     deliver (s, server_of (s, from_broker, TH_BROKER, 0), mi, delay);
 }
 
@@ -1245,6 +1255,7 @@ void kvsim_config_default (struct kvsim_config *cfg)
     cfg->hdir_threshold = 128;
     cfg->prime_max = 0;
     cfg->prime_budget = 0;
+    cfg->direct = false;
 }
 
 static int check_config (const struct kvsim_config *cfg)

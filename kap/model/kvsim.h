@@ -53,6 +53,8 @@ struct kvsim_config {
     int hdir_threshold;
     int prime_max;          /* setroot carries new dirs up to this size (0: off) */
     int prime_budget;       /* ... and up to this many bytes in all */
+    bool direct;            /* clients talk to their KVS without the broker
+                             * thread (canopy's direct channel); default off */
 };
 
 struct kvsim_result {

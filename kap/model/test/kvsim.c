@@ -57,6 +57,38 @@ static void test_one_broker (void **state)
     assert_true (r.get.count == 1 && r.sync.count == 1);
 }
 
+/* With the direct channel the client's requests and answers skip the
+ * broker thread: one route charge less each way, the rest the same.
+ */
+static void test_direct (void **state)
+{
+    struct kvsim_config cfg;
+    struct kap_costs c;
+    struct kvsim_result r, d;
+
+    kvsim_config_default (&cfg);
+    assert_false (cfg.direct);
+    unit_costs (&c);
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    cfg.direct = true;
+    assert_int_equal (kvsim_run (&cfg, &c, &d), 0);
+    /* client 7, ipc 10, fence 3+1, apply 50+2+respond 4, ipc 10 */
+    assert_true (fabs (tstat_mean (&d.sync) - (7 + 10 + 4 + 56 + 10)) < 1e-9);
+    assert_true (fabs (tstat_mean (&d.get) - (7 + 10 + 11 + 10)) < 1e-9);
+    assert_true (d.messages < r.messages);
+
+    /* on a tree, relays and events still cross the broker threads */
+    cfg.brokers = 7;
+    cfg.participants = cfg.producers = cfg.consumers = 14;
+    cfg.direct = false;
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    cfg.direct = true;
+    assert_int_equal (kvsim_run (&cfg, &c, &d), 0);
+    assert_int_equal (d.relays, r.relays);
+    assert_true (d.cpu_thread[0] > 0 && d.cpu_thread[0] < r.cpu_thread[0]);
+    assert_true (tstat_mean (&d.sync) < tstat_mean (&r.sync));
+}
+
 /* The load factors scale the sync phase's messages, thread kind by
  * thread kind, and the byte costs add to them; gets stay as charged.
  */
@@ -263,6 +295,7 @@ int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_one_broker),
+        cmocka_unit_test (test_direct),
         cmocka_unit_test (test_sync_scaling),
         cmocka_unit_test (test_deterministic),
         cmocka_unit_test (test_relays),
