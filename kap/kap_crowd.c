@@ -510,7 +510,7 @@ static void connect_all (struct crowd *c)
 {
     canopy_error_t error;
 
-    raise_fd_limit (c->nparts + 64);
+    raise_fd_limit (3 * c->nparts + 64);    /* a handle: socket, epoll, KVS channel */
     for (int i = 0; i < c->nparts; i++) {
         struct part *p = &c->parts[i];
         p->c = c;

@@ -111,4 +111,26 @@ test_expect_success 'a broker started with CANOPY_DIRECT=0 has no channel' '
 		canopy kvs put x=1 && test \"\$(canopy kvs get x)\" = 1 &&
 		canopy kvs stats | jq -e \".direct.listening == false\""
 '
+test_expect_success 'out of descriptors, the broker and the KVS pause accepting, then serve again' '
+	cat >emfile.sh <<-\EOF &&
+	ulimit -n 64 || exit 0
+	exec canopy start -n 1 -- sh -c "
+		canopy kvs put w=0 &&
+		pids= &&
+		for i in \$(seq 30); do
+			canopy kvs watch w >emw.\$i 2>&1 & pids=\"\$pids \$!\"
+		done &&
+		sleep 2 &&
+		kill \$pids && wait &&
+		canopy kvs put w=1 &&
+		canopy kvs get w >emfile.get &&
+		canopy dmesg >emfile.log"
+	EOF
+	sh emfile.sh &&
+	test "$(cat emfile.get)" = 1 &&
+	test $(cat emw.* | grep -c "^0") -ge 1 &&
+	n=$(grep -c "accept: Too many open files (retrying" emfile.log) &&
+	echo "$n paused accepts" &&
+	test $n -ge 1 && test $n -lt 1000
+'
 test_done

@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <zmq.h>
 #include <canopy/canopy.h>
 #include "src/common/libutil/log.h"
@@ -414,6 +415,26 @@ static void rmdir_if_temp (const char *dir, bool temp)
         (void)rmdir (dir);
 }
 
+/* Each local client holds two descriptors of this process (its connection
+ * to the broker and its direct channel to the KVS), so the usual soft
+ * limit of 1024 would cap a broker near 500 clients: raise the soft limit
+ * to the hard one (at most 1 Mi).  Best effort.
+ */
+static void raise_fd_limit (void)
+{
+    struct rlimit rl;
+    rlim_t want = 1 << 20;
+
+    if (getrlimit (RLIMIT_NOFILE, &rl) < 0)
+        return;
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want)
+        want = rl.rlim_max;
+    if (rl.rlim_cur < want) {
+        rl.rlim_cur = want;
+        (void)setrlimit (RLIMIT_NOFILE, &rl);
+    }
+}
+
 int main (int argc, char *argv[])
 {
     struct broker broker;
@@ -452,6 +473,7 @@ int main (int argc, char *argv[])
     b->size = 1;
     b->sigfd = -1;
     b->owner = getuid ();
+    raise_fd_limit ();
     setattrs = calloc (argc + 1, sizeof (char *));
     while ((c = getopt_long (argc, argv, "+c:r:s:k:d:S:m:M:vh", longopts, NULL)) != -1) {
         switch (c) {

@@ -16,6 +16,8 @@
  *   connector flushes them (nonblocking, best effort) when it is destroyed.
  * - A client is destroyed on EOF, on a protocol error, or when its queue
  *   exceeds the limit; services it used get "<svc>.disconnect".
+ * - Out of descriptors (EMFILE), accepting pauses for ACCEPT_BACKOFF
+ *   instead of spinning on the readable socket and logging each time.
  * - Fairness: one wake-up handles at most INPUT_BUDGET messages of a
  *   client.  Whole messages may then be left in its buffer with nothing
  *   more to read on the socket (so POLLIN will not fire again): such a
@@ -42,6 +44,7 @@
 
 #define INPUT_BUDGET 256
 #define FLUSH_AT (64 * 1024)
+#define ACCEPT_BACKOFF 0.1      /* seconds without accepting after EMFILE */
 
 struct outbuf {
     struct list_node node;
@@ -83,6 +86,7 @@ struct connector {
     canopy_watcher_t *backlog_w;    /* idle: drains the backlog */
     struct list_node dirty;     /* clients with pending output */
     canopy_watcher_t *flush_w;  /* prepare: sends pending output */
+    canopy_watcher_t *retry_w;  /* accept again after EMFILE */
 };
 
 static void client_input (struct client *cl);
@@ -363,6 +367,12 @@ static void client_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, vo
         client_input (cl);
 }
 
+static void retry_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
+{
+    struct connector *c = arg;
+    canopy_watcher_start (c->w);
+}
+
 static void listen_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
 {
     struct connector *c = arg;
@@ -376,7 +386,18 @@ static void listen_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, vo
         int fd = accept4 (c->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
         if (fd < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            if (errno == EMFILE || errno == ENFILE) {
+                /* out of descriptors: pause instead of spinning on the
+                 * readable socket (and flooding the log); the client
+                 * waits in the backlog
+                 */
+                broker_log (b, LOG_ERR, "accept: %s (retrying in %.1f s)",
+                            strerror (errno), ACCEPT_BACKOFF);
+                canopy_watcher_stop (c->w);
+                canopy_timer_watcher_reset (c->retry_w, ACCEPT_BACKOFF, 0);
+                canopy_watcher_start (c->retry_w);
+            }
+            else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
                 broker_log (b, LOG_ERR, "accept: %s", strerror (errno));
             return;
         }
@@ -451,7 +472,9 @@ struct connector *connector_create (struct broker *b, const char *path)
     if (!(c->w = canopy_fd_watcher_create (b->r, c->fd, CANOPY_POLLIN, listen_cb, c))
         || !(c->reaper = canopy_idle_watcher_create (b->r, reaper_cb, c))
         || !(c->backlog_w = canopy_idle_watcher_create (b->r, backlog_cb, c))
-        || !(c->flush_w = canopy_prepare_watcher_create (b->r, flush_cb, c)))
+        || !(c->flush_w = canopy_prepare_watcher_create (b->r, flush_cb, c))
+        || !(c->retry_w = canopy_timer_watcher_create (b->r, ACCEPT_BACKOFF, 0,
+                                                       retry_cb, c)))
         goto error;
     canopy_watcher_unref (c->reaper);
     canopy_watcher_unref (c->backlog_w);
@@ -483,6 +506,7 @@ void connector_destroy (struct connector *c)
     canopy_watcher_destroy (c->reaper);
     canopy_watcher_destroy (c->backlog_w);
     canopy_watcher_destroy (c->flush_w);
+    canopy_watcher_destroy (c->retry_w);
     if (c->fd >= 0) {
         close (c->fd);
         (void)unlink (c->path);

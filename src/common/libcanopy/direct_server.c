@@ -18,6 +18,10 @@
  *   and dirty lists are unlinked first).
  * - Watchers are unreferenced: the direct server never keeps the module's
  *   reactor running by itself.
+ * - Out of descriptors (EMFILE), accepting pauses for ACCEPT_BACKOFF
+ *   seconds instead of spinning on the readable socket; the client waits
+ *   in the listen backlog meanwhile.  The broker raises its soft limit
+ *   (each client holds two descriptors there: broker.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +44,7 @@
 
 #define INPUT_BUDGET 256
 #define OUT_LIMIT (1024UL * 1024 * 1024)
+#define ACCEPT_BACKOFF 0.1
 #define HOP_MAX 48      /* "RANK:dN": 10 + 2 + 20 digits, and room */
 
 struct direct_conn {
@@ -69,6 +74,7 @@ struct direct_server {
     canopy_watcher_t *listen_w;
     canopy_watcher_t *prep_w;
     canopy_watcher_t *idle_w;
+    canopy_watcher_t *retry_w;      /* accept again after EMFILE */
     hashmap_t *conns;               /* hop -> struct direct_conn (owned) */
     struct list_node dirty;
     struct list_node backlog;
@@ -278,6 +284,12 @@ static void prep_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void
     }
 }
 
+static void retry_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
+{
+    struct direct_server *ds = arg;
+    canopy_watcher_start (ds->listen_w);
+}
+
 static void listen_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
 {
     struct direct_server *ds = arg;
@@ -289,7 +301,17 @@ static void listen_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, vo
         int fd = accept4 (ds->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
         if (fd < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            if (errno == EMFILE || errno == ENFILE) {
+                /* out of descriptors: do not spin on the readable socket;
+                 * try again in a while (the client waits in the backlog)
+                 */
+                canopy_log (ds->h, LOG_ERR, "direct %s: accept: %s (retrying in %.1f s)",
+                            ds->service, strerror (errno), ACCEPT_BACKOFF);
+                canopy_watcher_stop (ds->listen_w);
+                canopy_timer_watcher_reset (ds->retry_w, ACCEPT_BACKOFF, 0);
+                canopy_watcher_start (ds->retry_w);
+            }
+            else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
                 canopy_log (ds->h, LOG_ERR, "direct %s: accept: %s",
                             ds->service, strerror (errno));
             return;
@@ -431,13 +453,16 @@ struct direct_server *direct_server_create (canopy_t *h,
     if (!(ds->listen_w = canopy_fd_watcher_create (ds->r, ds->fd, CANOPY_POLLIN,
                                                    listen_cb, ds))
         || !(ds->prep_w = canopy_prepare_watcher_create (ds->r, prep_cb, ds))
-        || !(ds->idle_w = canopy_idle_watcher_create (ds->r, idle_cb, ds))) {
+        || !(ds->idle_w = canopy_idle_watcher_create (ds->r, idle_cb, ds))
+        || !(ds->retry_w = canopy_timer_watcher_create (ds->r, ACCEPT_BACKOFF, 0,
+                                                        retry_cb, ds))) {
         errprintf (error, "direct server: watchers: %s", strerror (errno));
         goto error;
     }
     canopy_watcher_unref (ds->listen_w);
     canopy_watcher_unref (ds->prep_w);
     canopy_watcher_unref (ds->idle_w);
+    canopy_watcher_unref (ds->retry_w);
     canopy_watcher_start (ds->listen_w);
     canopy_watcher_start (ds->prep_w);
     h->direct = ds;
@@ -470,6 +495,7 @@ void direct_server_destroy (struct direct_server *ds)
     canopy_watcher_destroy (ds->listen_w);
     canopy_watcher_destroy (ds->prep_w);
     canopy_watcher_destroy (ds->idle_w);
+    canopy_watcher_destroy (ds->retry_w);
     if (ds->fd >= 0) {
         close (ds->fd);
         (void)unlink (ds->path);
