@@ -9,8 +9,8 @@
  * kvs.* requests for the local broker go over the KVS module's direct
  * channel when it listens (direct.h, direct_client.c): two thread hops
  * per round trip instead of four.  Its loss is not the handle's: the
- * requests it carried get ENOSYS and later ones reconnect or use the
- * broker.
+ * requests it carried get ENOSYS, as do new ones until the module listens
+ * again.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -95,15 +95,10 @@ static int local_send (void *impl, const canopy_msg_t *msg, bool nonblock)
 {
     struct local_conn *c = impl;
 
-    if (c->direct && direct_client_wants (c->direct, msg)
-        && direct_client_connect (c->direct, c->epfd) == 0) {
-        if (direct_client_send (c->direct, msg, nonblock) == 0)
-            return 0;
-        if (errno == EAGAIN || errno == ENOMEM || errno == EMSGSIZE)
-            return -1;
-        /* the module went away: its socket is read (and the loss noticed)
-         * on the next receive; this request goes through the broker
-         */
+    if (c->direct) {
+        int rc = direct_client_send (c->direct, c->epfd, msg, nonblock);
+        if (rc <= 0)
+            return rc;
     }
     return msg_frame_send (c->fd, msg, nonblock);
 }

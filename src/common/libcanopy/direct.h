@@ -33,8 +33,11 @@
  *   protocol error and closes the connection.
  *
  * Client side (direct_client_*, used by the local connector):
- * - The channel connects on first use and, if no module listens, retries
- *   at most once a second; meanwhile requests go through the broker.
+ * - The channel connects on first use; if no module listens then, the
+ *   handle uses the broker for that service for good.  Once connected it
+ *   never falls back to the broker (a watch and its unwatch must travel
+ *   the same way): while the module is gone, requests get ENOSYS; when it
+ *   listens again, the next request reconnects.
  * - It remembers the matchtag of each request that expects a response
  *   (streaming ones until their error response).  If the connection is lost
  *   those requests get ENOSYS responses made on the spot ("the module went
@@ -84,6 +87,9 @@ void direct_server_destroy (struct direct_server *ds);
  */
 bool direct_server_send (struct direct_server *ds, canopy_msg_t *msg, bool owned);
 
+/* Drop a client whose unsent output would pass 'bytes' (default 1 GiB). */
+void direct_server_set_out_limit (struct direct_server *ds, size_t bytes);
+
 struct direct_server_stats {
     unsigned long connections;      /* open now */
     unsigned long accepted;         /* since creation */
@@ -100,22 +106,18 @@ struct direct_client;
 struct direct_client *direct_client_create (const char *path, const char *service);
 void direct_client_destroy (struct direct_client *dc);
 
-/* True if msg should go over this channel: a request for the service
- * addressed to the local broker (NODEID_ANY, not UPSTREAM).
+/* Offer msg to the channel.  Returns 1 if it is not for the channel (not
+ * a request for the service addressed to the local broker with NODEID_ANY,
+ * or nobody listened when the channel was first used): send it to the
+ * broker.  Returns 0 if the channel took it: sent, or answered with a
+ * made-up ENOSYS response (the module is gone) that recv will return.
+ * Returns -1 with errno (EAGAIN with 'nonblock' and a full socket, ENOMEM,
+ * EMSGSIZE): nothing was sent.  Connects on first use, adding the socket
+ * to the epoll set 'epfd'; blocks until the frame is written unless
+ * 'nonblock'.
  */
-bool direct_client_wants (const struct direct_client *dc, const canopy_msg_t *msg);
-
-/* Connect if needed (not more than once a second after a failure) and
- * add the connection to the epoll set 'epfd'.  Returns 0 if connected,
- * -1 if not (the request should go through the broker).
- */
-int direct_client_connect (struct direct_client *dc, int epfd);
-
-/* Send msg (a request for which direct_client_wants() was true) over the
- * connected channel; blocks until written unless 'nonblock' (then EAGAIN if
- * nothing could be written).  -1 with errno on error.
- */
-int direct_client_send (struct direct_client *dc, const canopy_msg_t *msg, bool nonblock);
+int direct_client_send (struct direct_client *dc, int epfd,
+                        const canopy_msg_t *msg, bool nonblock);
 
 /* True while requests sent here await responses. */
 bool direct_client_busy (const struct direct_client *dc);

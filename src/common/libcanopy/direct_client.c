@@ -3,13 +3,13 @@
  * Design notes:
  * - State: NEW until the first request for the service; then the channel
  *   either connects (DIRECT) or, if nobody listens, the handle uses the
- *   broker for that service for good (BROKER): a client never moves a
- *   service's traffic from the broker to the channel, so requests that
- *   name each other (a watch and its unwatch, by sender and matchtag)
- *   always reach the module by the same way.  After a lost connection
- *   (the module unloaded) every outstanding request has been answered
- *   with ENOSYS, so the next request may reconnect or, failing that (at
- *   most one attempt a second), go through the broker.
+ *   broker for that service for good (BROKER).  A DIRECT channel never
+ *   hands a request to the broker either: requests that name each other
+ *   (a watch and its unwatch, by sender and matchtag) must reach the
+ *   module the same way.  So when the connection is lost (the module
+ *   unloaded, or dropped this client) every outstanding request is
+ *   answered ENOSYS, and while the module is not listening each new one
+ *   is too; the next request after it listens again reconnects.
  * - 'pending' maps each outstanding matchtag (decimal) to whether its
  *   request is streaming; a response removes a plain entry, an error
  *   response a streaming one (ENODATA ends a stream), like the broker's
@@ -28,7 +28,6 @@
 #include <sys/epoll.h>
 #include "src/common/libutil/hashmap.h"
 #include "src/common/libutil/list.h"
-#include "src/common/libutil/monotime.h"
 #include "src/common/libutil/decimal.h"
 #include "msg_stream.h"
 #include "direct.h"
@@ -50,7 +49,6 @@ struct direct_client {
     int state;
     int fd;
     struct msg_instream in;
-    double retry_at;
     hashmap_t *pending;
     struct list_node lost;
 };
@@ -101,7 +99,8 @@ void direct_client_destroy (struct direct_client *dc)
     errno = saved_errno;
 }
 
-bool direct_client_wants (const struct direct_client *dc, const canopy_msg_t *msg)
+static bool direct_client_wants (const struct direct_client *dc,
+                                 const canopy_msg_t *msg)
 {
     uint32_t nodeid = 0;
     const char *topic;
@@ -117,7 +116,10 @@ bool direct_client_wants (const struct direct_client *dc, const canopy_msg_t *ms
            && topic[dc->service_len] == '.';
 }
 
-int direct_client_connect (struct direct_client *dc, int epfd)
+/* Connect if needed.  0 if connected; -1 if nobody listens (or the
+ * backlog is full: the socket is nonblocking, so connect never waits).
+ */
+static int channel_connect (struct direct_client *dc, int epfd)
 {
     struct sockaddr_un addr;
     struct epoll_event ev = { .events = EPOLLIN };
@@ -125,11 +127,8 @@ int direct_client_connect (struct direct_client *dc, int epfd)
 
     if (dc->fd >= 0)
         return 0;
-    if (dc->state == DC_BROKER
-        || (dc->state == DC_DIRECT && monotime () < dc->retry_at))
+    if ((fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0)
         return -1;
-    if ((fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-        goto fail;
     memset (&addr, 0, sizeof (addr));
     addr.sun_family = AF_UNIX;
     snprintf (addr.sun_path, sizeof (addr.sun_path), "%s", dc->path);
@@ -137,17 +136,30 @@ int direct_client_connect (struct direct_client *dc, int epfd)
     if (connect (fd, (struct sockaddr *)&addr, sizeof (addr)) < 0
         || epoll_ctl (epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
         close (fd);
-        goto fail;
+        return -1;
     }
     dc->fd = fd;
     dc->state = DC_DIRECT;
     return 0;
-fail:
-    if (dc->state == DC_NEW)
-        dc->state = DC_BROKER;      /* nobody listens: the broker, for good */
-    else
-        dc->retry_at = monotime () + 1.;
-    return -1;
+}
+
+/* Queue a made-up ENOSYS answer to a request that expects one. */
+static void answer_enosys (struct direct_client *dc, uint32_t tag, const char *text)
+{
+    struct lost_entry *e;
+    canopy_msg_t *rsp;
+
+    if (!(rsp = canopy_msg_create (CANOPY_MSGTYPE_RESPONSE)))
+        return;
+    if (canopy_msg_set_matchtag (rsp, tag) < 0
+        || canopy_msg_set_errnum (rsp, ENOSYS) < 0
+        || canopy_msg_set_string (rsp, text) < 0
+        || !(e = calloc (1, sizeof (*e)))) {
+        canopy_msg_decref (rsp);
+        return;
+    }
+    e->msg = rsp;
+    list_add_tail (&dc->lost, &e->node);
 }
 
 /* The connection is gone: close it, answer what was outstanding. */
@@ -164,42 +176,38 @@ static void lose (struct direct_client *dc, int epfd)
     dc->fd = -1;
     msg_instream_release (&dc->in);
     msg_instream_init (&dc->in);
-    dc->retry_at = 0;   /* the next request may reconnect at once */
     snprintf (text, sizeof (text), "the %s module went away before answering",
               dc->service);
     for (key = hashmap_first (dc->pending, &val); key;
-         key = hashmap_next (dc->pending, &val)) {
-        struct lost_entry *e;
-        canopy_msg_t *rsp;
-        unsigned long tag = strtoul (key, NULL, 10);
-
-        if (!(rsp = canopy_msg_create (CANOPY_MSGTYPE_RESPONSE)))
-            continue;
-        if (canopy_msg_set_matchtag (rsp, (uint32_t)tag) < 0
-            || canopy_msg_set_errnum (rsp, ENOSYS) < 0
-            || canopy_msg_set_string (rsp, text) < 0
-            || !(e = calloc (1, sizeof (*e)))) {
-            canopy_msg_decref (rsp);
-            continue;
-        }
-        e->msg = rsp;
-        list_add_tail (&dc->lost, &e->node);
-    }
+         key = hashmap_next (dc->pending, &val))
+        answer_enosys (dc, (uint32_t)strtoul (key, NULL, 10), text);
     hashmap_clear (dc->pending);
 }
 
-int direct_client_send (struct direct_client *dc, const canopy_msg_t *msg, bool nonblock)
+int direct_client_send (struct direct_client *dc, int epfd,
+                        const canopy_msg_t *msg, bool nonblock)
 {
     uint32_t tag = 0;
     char key[DECIMAL_U32_MAX];
     bool tracked;
 
-    if (dc->fd < 0) {
-        errno = ENOTCONN;
-        return -1;
-    }
+    if (!direct_client_wants (dc, msg))
+        return 1;
     (void)canopy_msg_get_matchtag (msg, &tag);
     tracked = tag != 0 && !canopy_msg_has_flag (msg, CANOPY_MSGFLAG_NORESPONSE);
+    if (channel_connect (dc, epfd) < 0) {
+        if (dc->state == DC_NEW) {
+            dc->state = DC_BROKER;  /* nobody listens: the broker, for good */
+            return 1;
+        }
+        if (tracked) {
+            char text[128];
+            snprintf (text, sizeof (text), "the %s module is not running here",
+                      dc->service);
+            answer_enosys (dc, tag, text);
+        }
+        return 0;
+    }
     if (tracked) {
         (void)decimal_u32 (key, tag);
         if (hashmap_update (dc->pending, key,
@@ -208,9 +216,12 @@ int direct_client_send (struct direct_client *dc, const canopy_msg_t *msg, bool 
             return -1;
     }
     if (msg_frame_send (dc->fd, msg, nonblock) < 0) {
-        if (tracked)
-            (void)hashmap_delete (dc->pending, key);
-        return -1;
+        if (errno == EAGAIN || errno == ENOMEM || errno == EMSGSIZE) {
+            if (tracked)
+                (void)hashmap_delete (dc->pending, key);
+            return -1;
+        }
+        lose (dc, epfd);            /* the module is gone: ENOSYS for all */
     }
     return 0;
 }

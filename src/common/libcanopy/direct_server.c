@@ -5,17 +5,21 @@
  *   response finds its connection from its top route hop in one lookup.
  * - Input: each wake-up of a connection reads what is there and dispatches
  *   at most INPUT_BUDGET whole messages; if whole messages are left, the
- *   connection goes on the backlog, which an idle watcher drains (POLLIN
- *   would not fire again for bytes already read).
+ *   connection goes on the backlog, which an idle watcher drains, and its
+ *   socket is not read (POLLIN off) until the backlog is drained: a client
+ *   that writes faster than the module answers is held back by its own
+ *   socket instead of growing a buffer here.
  * - Output: responses are encoded into the connection's buffer and the
  *   prepare watcher sends every dirty buffer with one send(); what the
  *   socket does not take waits for POLLOUT.  Over OUT_LIMIT bytes unsent,
  *   the client is dropped (the module never blocks on it).
- * - A connection is closed on EOF, a read or write error, a protocol error
- *   (undecodable frame, anything but a request); then "SERVICE.disconnect"
- *   is dispatched for it.  Closing is immediate: its watcher is destroyed
- *   and it leaves the map; nothing refers to it afterwards (the backlog
- *   and dirty lists are unlinked first).
+ * - A connection is killed on EOF, a read or write error, a protocol error
+ *   (undecodable frame, anything but a request) or too much output.  A
+ *   killed connection stops being served at once but stays in the map
+ *   (its responses are dropped) until an idle "reaper" takes it out,
+ *   dispatches "SERVICE.disconnect" and frees it: the kill may happen
+ *   inside a module handler (its response overflowed the buffer), and the
+ *   handler must not see the disconnect change its state under it.
  * - Watchers are unreferenced: the direct server never keeps the module's
  *   reactor running by itself.
  * - Out of descriptors (EMFILE), accepting pauses for ACCEPT_BACKOFF
@@ -57,8 +61,10 @@ struct direct_conn {
     canopy_watcher_t *w;
     char *out;
     size_t out_off, out_len, out_cap;
+    bool dead;                      /* killed, waiting for the reaper */
+    bool paused;                    /* input not read: whole messages wait */
     struct list_node dirty_node;
-    struct list_node backlog_node;
+    struct list_node backlog_node;  /* on the backlog, or (dead) the reap list */
 };
 
 struct direct_server {
@@ -75,10 +81,13 @@ struct direct_server {
     canopy_watcher_t *prep_w;
     canopy_watcher_t *idle_w;
     canopy_watcher_t *retry_w;      /* accept again after EMFILE */
+    canopy_watcher_t *reap_w;       /* idle: frees killed connections */
+    struct list_node dead;
     hashmap_t *conns;               /* hop -> struct direct_conn (owned) */
     struct list_node dirty;
     struct list_node backlog;
     struct direct_server_stats stats;
+    size_t out_limit;
 };
 
 int direct_path (char *buf, size_t size, const char *local_path, const char *service)
@@ -131,24 +140,60 @@ static void notify_disconnect (struct direct_server *ds, struct direct_conn *c)
     canopy_msg_decref (msg);
 }
 
-/* Take c out of the server, tell the module, free it. */
-static void conn_close (struct direct_conn *c, const char *why)
+/* Poll for input unless paused, for output while some is unsent. */
+static void conn_update_events (struct direct_conn *c)
+{
+    int events = (c->paused ? 0 : CANOPY_POLLIN)
+                 | (c->out_off < c->out_len ? CANOPY_POLLOUT : 0);
+    if (events) {
+        canopy_watcher_set_events (c->w, events);
+        canopy_watcher_start (c->w);
+    }
+    else
+        canopy_watcher_stop (c->w);
+}
+
+/* Stop serving c.  It stays in the map (so its responses are recognised
+ * and dropped) until the reaper, outside every callback and handler,
+ * takes it out, tells the module and frees it: a handler whose response
+ * kills c must not see its own state changed under it by the disconnect.
+ */
+static void conn_kill (struct direct_conn *c, const char *why)
 {
     struct direct_server *ds = c->ds;
     int saved_errno = errno;
 
+    if (c->dead)
+        return;
+    c->dead = true;
     if (list_node_linked (&c->dirty_node))
         list_del (&c->dirty_node);
     if (list_node_linked (&c->backlog_node))
         list_del (&c->backlog_node);
-    (void)hashmap_take (ds->conns, c->hop);
-    ds->stats.connections--;
+    canopy_watcher_stop (c->w);
+    c->out_off = c->out_len = 0;
+    list_add_tail (&ds->dead, &c->backlog_node);
+    canopy_watcher_start (ds->reap_w);
     if (why)
         canopy_log (ds->h, LOG_WARNING, "direct %s client %s dropped: %s",
                     ds->service, c->hop, why);
-    notify_disconnect (ds, c);
-    conn_free (c);
     errno = saved_errno;
+}
+
+static void reap_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
+{
+    struct direct_server *ds = arg;
+
+    while (!list_empty (&ds->dead)) {
+        struct direct_conn *c = list_first_entry (&ds->dead, struct direct_conn,
+                                                  backlog_node);
+        list_del (&c->backlog_node);
+        (void)hashmap_take (ds->conns, c->hop);
+        ds->stats.connections--;
+        notify_disconnect (ds, c);
+        conn_free (c);
+    }
+    canopy_watcher_stop (ds->reap_w);
 }
 
 /* Send what the socket takes.  -1 on a write error (caller closes). */
@@ -163,7 +208,7 @@ static int conn_flush (struct direct_conn *c)
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                canopy_watcher_set_events (c->w, CANOPY_POLLIN | CANOPY_POLLOUT);
+                conn_update_events (c);
                 return 0;
             }
             return -1;
@@ -176,7 +221,7 @@ static int conn_flush (struct direct_conn *c)
         c->out = NULL;
         c->out_cap = 0;
     }
-    canopy_watcher_set_events (c->w, CANOPY_POLLIN);
+    conn_update_events (c);
     return 0;
 }
 
@@ -189,7 +234,8 @@ static void conn_dispatch (struct direct_conn *c, canopy_msg_t *msg)
     if (msg_stamp_credentials (msg, c->userid, c->rolemask) < 0
         || canopy_msg_route_enable (msg) < 0
         || canopy_msg_route_push (msg, c->hop) < 0) {
-        (void)canopy_respond_error (ds->h, msg, ENOMEM, NULL);
+        /* no way to answer without the hop: the client sees the close */
+        conn_kill (c, "out of memory");
         return;
     }
     ds->stats.requests++;
@@ -197,63 +243,71 @@ static void conn_dispatch (struct direct_conn *c, canopy_msg_t *msg)
 }
 
 /* Dispatch up to INPUT_BUDGET buffered messages.  Returns -1 if c was
- * closed (do not touch it), 1 if whole messages are left, else 0.
+ * killed, 1 if whole messages are left, else 0.
  */
 static int conn_drain (struct direct_conn *c)
 {
-    struct direct_server *ds = c->ds;
-
-    for (int i = 0; i < INPUT_BUDGET; i++) {
+    for (int i = 0; i < INPUT_BUDGET && !c->dead; i++) {
         canopy_msg_t *msg = msg_instream_next (&c->in);
         if (!msg) {
             if (errno == EAGAIN)
                 return 0;
-            conn_close (c, "malformed message");
+            conn_kill (c, "malformed message");
             return -1;
         }
         if (canopy_msg_get_type (msg) != CANOPY_MSGTYPE_REQUEST) {
             canopy_msg_decref (msg);
-            conn_close (c, "sent something other than a request");
+            conn_kill (c, "sent something other than a request");
             return -1;
         }
-        /* the handler may close c (a response write error): hold the hop */
-        char hop[HOP_MAX];
-        snprintf (hop, sizeof (hop), "%s", c->hop);
-        conn_dispatch (c, msg);
+        conn_dispatch (c, msg);     /* may kill c (its output overflowed) */
         canopy_msg_decref (msg);
-        if (hashmap_lookup (ds->conns, hop) != c)
-            return -1;
     }
+    if (c->dead)
+        return -1;
     return msg_instream_ready (&c->in) ? 1 : 0;
+}
+
+/* Whole messages left after a budget: stop reading the socket (so a
+ * client that writes faster than the module answers is held back by its
+ * socket, not buffered here) and let the idle watcher go on.
+ */
+static void conn_backlog (struct direct_conn *c)
+{
+    struct direct_server *ds = c->ds;
+
+    if (!list_node_linked (&c->backlog_node))
+        list_add_tail (&ds->backlog, &c->backlog_node);
+    c->paused = true;
+    conn_update_events (c);
+    canopy_watcher_start (ds->idle_w);
 }
 
 static void conn_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
 {
     struct direct_conn *c = arg;
-    struct direct_server *ds = c->ds;
 
+    if (c->dead)
+        return;
     if (revents & CANOPY_POLLOUT) {
         if (conn_flush (c) < 0) {
-            conn_close (c, "write error");
+            conn_kill (c, "write error");
             return;
         }
     }
-    if (!(revents & (CANOPY_POLLIN | CANOPY_POLLERR)))
+    if (!(revents & (CANOPY_POLLIN | CANOPY_POLLERR)) || c->paused)
         return;
     ssize_t n = msg_instream_fill (&c->in, c->fd);
     if (n == 0) {
-        conn_close (c, NULL);       /* EOF: the client went away */
+        conn_kill (c, NULL);        /* EOF: the client went away */
         return;
     }
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        conn_close (c, errno == ECONNRESET ? NULL : "read error");
+        conn_kill (c, errno == ECONNRESET ? NULL : "read error");
         return;
     }
-    int rc = conn_drain (c);
-    if (rc == 1 && !list_node_linked (&c->backlog_node)) {
-        list_add_tail (&ds->backlog, &c->backlog_node);
-        canopy_watcher_start (ds->idle_w);
-    }
+    if (conn_drain (c) == 1)
+        conn_backlog (c);
 }
 
 static void idle_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
@@ -265,8 +319,13 @@ static void idle_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void
         struct direct_conn *c = list_first_entry (&ds->backlog, struct direct_conn,
                                                   backlog_node);
         list_del (&c->backlog_node);
-        if (conn_drain (c) == 1)
+        int rc = conn_drain (c);
+        if (rc == 1)
             list_add_tail (&ds->backlog, &c->backlog_node);
+        else if (rc == 0) {
+            c->paused = false;      /* drained: read the socket again */
+            conn_update_events (c);
+        }
     }
     if (list_empty (&ds->backlog))
         canopy_watcher_stop (ds->idle_w);
@@ -280,7 +339,7 @@ static void prep_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void
         struct direct_conn *c = list_first_entry (&ds->dirty, struct direct_conn,
                                                   dirty_node);
         if (conn_flush (c) < 0)     /* unlinks c from 'dirty' first */
-            conn_close (c, "write error");
+            conn_kill (c, "write error");
     }
 }
 
@@ -351,12 +410,12 @@ bool direct_server_send (struct direct_server *ds, canopy_msg_t *msg, bool owned
         || !(hop = canopy_msg_route_first (msg))
         || strncmp (hop, ds->hop_prefix, ds->hop_prefix_len) != 0)
         return false;
-    if (!(c = hashmap_lookup (ds->conns, hop)))
+    if (!(c = hashmap_lookup (ds->conns, hop)) || c->dead)
         goto done;      /* the client has gone: drop the response */
     if ((size = msg_frame_size (msg)) == 0)
         goto done;
-    if (c->out_len - c->out_off + size > OUT_LIMIT) {
-        conn_close (c, "too much unread output");
+    if (c->out_len - c->out_off + size > ds->out_limit) {
+        conn_kill (c, "too much unread output");
         goto done;
     }
     if (c->out_len + size > c->out_cap) {
@@ -371,7 +430,7 @@ bool direct_server_send (struct direct_server *ds, canopy_msg_t *msg, bool owned
                 cap *= 2;
             char *p = realloc (c->out, cap);
             if (!p) {
-                conn_close (c, "out of memory");
+                conn_kill (c, "out of memory");
                 goto done;
             }
             c->out = p;
@@ -417,8 +476,10 @@ struct direct_server *direct_server_create (canopy_t *h,
     ds->h = h;
     ds->fd = -1;
     ds->owner = getuid ();
+    ds->out_limit = OUT_LIMIT;
     list_init (&ds->dirty);
     list_init (&ds->backlog);
+    list_init (&ds->dead);
     snprintf (ds->hop_prefix, sizeof (ds->hop_prefix), "%u:d", rank);
     ds->hop_prefix_len = strlen (ds->hop_prefix);
     if (!(ds->path = strdup (path))
@@ -455,7 +516,8 @@ struct direct_server *direct_server_create (canopy_t *h,
         || !(ds->prep_w = canopy_prepare_watcher_create (ds->r, prep_cb, ds))
         || !(ds->idle_w = canopy_idle_watcher_create (ds->r, idle_cb, ds))
         || !(ds->retry_w = canopy_timer_watcher_create (ds->r, ACCEPT_BACKOFF, 0,
-                                                        retry_cb, ds))) {
+                                                        retry_cb, ds))
+        || !(ds->reap_w = canopy_idle_watcher_create (ds->r, reap_cb, ds))) {
         errprintf (error, "direct server: watchers: %s", strerror (errno));
         goto error;
     }
@@ -463,6 +525,7 @@ struct direct_server *direct_server_create (canopy_t *h,
     canopy_watcher_unref (ds->prep_w);
     canopy_watcher_unref (ds->idle_w);
     canopy_watcher_unref (ds->retry_w);
+    canopy_watcher_unref (ds->reap_w);
     canopy_watcher_start (ds->listen_w);
     canopy_watcher_start (ds->prep_w);
     h->direct = ds;
@@ -486,7 +549,8 @@ void direct_server_destroy (struct direct_server *ds)
          * (it is going away)
          */
         while ((key = hashmap_first (ds->conns, (void **)&c))) {
-            (void)conn_flush (c);
+            if (!c->dead)
+                (void)conn_flush (c);
             (void)hashmap_take (ds->conns, key);
             conn_free (c);
         }
@@ -496,6 +560,7 @@ void direct_server_destroy (struct direct_server *ds)
     canopy_watcher_destroy (ds->prep_w);
     canopy_watcher_destroy (ds->idle_w);
     canopy_watcher_destroy (ds->retry_w);
+    canopy_watcher_destroy (ds->reap_w);
     if (ds->fd >= 0) {
         close (ds->fd);
         (void)unlink (ds->path);
@@ -512,4 +577,10 @@ void direct_server_get_stats (struct direct_server *ds, struct direct_server_sta
         *st = ds->stats;
     else if (st)
         memset (st, 0, sizeof (*st));
+}
+
+void direct_server_set_out_limit (struct direct_server *ds, size_t bytes)
+{
+    if (ds)
+        ds->out_limit = bytes;
 }

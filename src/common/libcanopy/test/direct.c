@@ -11,6 +11,8 @@
  *   kvs.stream   3 responses, then ENODATA
  *   kvs.hold     nothing (the request is kept, to be lost)
  *   kvs.quit     stops the module's reactor (the server is then destroyed)
+ *   kvs.burst    20 responses of 8 KiB in one go, then ENODATA; notes
+ *                whether a disconnect was dispatched while it ran
  *   kvs.disconnect  records the sender
  */
 #include <stdarg.h>
@@ -114,6 +116,8 @@ struct module {
     bool ready;
     char disconnected[64];
     int ndisconnects;
+    int burst_saw_disconnect;       /* -1 until kvs.burst ran */
+    size_t out_limit;               /* 0: the default */
 };
 
 static void echo_cb (canopy_t *h, canopy_msg_handler_t *mh,
@@ -143,6 +147,25 @@ static void hold_cb (canopy_t *h, canopy_msg_handler_t *mh,
     m->held = canopy_msg_incref ((canopy_msg_t *)msg);
 }
 
+static void burst_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                      const canopy_msg_t *msg, void *arg)
+{
+    struct module *m = arg;
+    static char big[8192];
+    int before;
+
+    pthread_mutex_lock (&m->lock);
+    before = m->ndisconnects;
+    pthread_mutex_unlock (&m->lock);
+    memset (big, 'x', sizeof (big) - 1);
+    for (int i = 0; i < 20; i++)
+        canopy_respond_pack (h, msg, "{s:s}", "data", big);
+    canopy_respond_error (h, msg, ENODATA, NULL);
+    pthread_mutex_lock (&m->lock);
+    m->burst_saw_disconnect = m->ndisconnects != before;
+    pthread_mutex_unlock (&m->lock);
+}
+
 static void quit_cb (canopy_t *h, canopy_msg_handler_t *mh,
                      const canopy_msg_t *msg, void *arg)
 {
@@ -167,6 +190,7 @@ static const struct canopy_msg_handler_spec htab[] = {
     { CANOPY_MSGTYPE_REQUEST, "kvs.stream", stream_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "kvs.hold", hold_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "kvs.quit", quit_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "kvs.burst", burst_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "kvs.disconnect", disconnect_cb, CANOPY_ROLE_ALL },
     CANOPY_MSGHANDLER_TABLE_END,
 };
@@ -180,6 +204,8 @@ static void *module_main (void *arg)
     assert_non_null (canopy_get_reactor (m->h));
     assert_int_equal (canopy_msg_handler_addvec (m->h, htab, m, &handlers), 0);
     m->ds = direct_server_create (m->h, directpath, "kvs", 3, &error);
+    if (m->out_limit)
+        direct_server_set_out_limit (m->ds, m->out_limit);
     pthread_mutex_lock (&m->lock);
     m->ready = true;
     pthread_cond_broadcast (&m->cond);
@@ -193,12 +219,14 @@ static void *module_main (void *arg)
     return NULL;
 }
 
-static struct module *module_start (void)
+static struct module *module_start_limit (size_t out_limit)
 {
     struct module *m = calloc (1, sizeof (*m));
     assert_non_null (m);
+    m->out_limit = out_limit;
     pthread_mutex_init (&m->lock, NULL);
     pthread_cond_init (&m->cond, NULL);
+    m->burst_saw_disconnect = -1;
     assert_non_null ((m->in = msg_queue_create ()));
     assert_non_null ((m->out = msg_queue_create ()));
     assert_non_null ((m->h = handle_create (&connector_queue_ops,
@@ -210,6 +238,11 @@ static struct module *module_start (void)
     pthread_mutex_unlock (&m->lock);
     assert_non_null (m->ds);
     return m;
+}
+
+static struct module *module_start (void)
+{
+    return module_start_limit (0);
 }
 
 /* Stop through a request (the module's reactor is its own thread's). */
@@ -388,15 +421,17 @@ static void test_disconnect (void **state)
     canopy_close (h2);
 }
 
-/* The module goes away: an outstanding request gets ENOSYS, a later one
- * goes through the broker.
+/* The module goes away: an outstanding request gets ENOSYS, and so do
+ * later ones while nobody listens (never the broker: a watch and its
+ * unwatch must travel the same way); when a module listens again the
+ * same client reconnects.
  */
 static void test_module_lost (void **state)
 {
     struct module *m = module_start ();
     canopy_t *h = client_open ();
     canopy_t *h2 = client_open ();
-    canopy_future_t *held;
+    canopy_future_t *held, *f;
 
     held = canopy_rpc (h, "kvs.hold", NULL, CANOPY_NODEID_ANY, 0);
     assert_non_null (held);
@@ -406,8 +441,78 @@ static void test_module_lost (void **state)
     assert_int_equal (errno, ENOSYS);
     assert_non_null (strstr (canopy_future_error_string (held), "went away"));
     canopy_future_destroy (held);
-    assert_string_equal (via (h, "kvs.echo", CANOPY_NODEID_ANY), "broker");
     assert_true (access (directpath, F_OK) < 0);    /* the socket is removed */
+
+    f = canopy_rpc (h, "kvs.echo", NULL, CANOPY_NODEID_ANY, 0);
+    assert_non_null (f);
+    assert_int_equal (canopy_future_get (f, NULL), -1);
+    assert_int_equal (errno, ENOSYS);
+    assert_non_null (strstr (canopy_future_error_string (f), "not running"));
+    canopy_future_destroy (f);
+    assert_string_equal (via (h, "other.echo", CANOPY_NODEID_ANY), "broker");
+
+    m = module_start ();
+    assert_string_equal (via (h, "kvs.echo", CANOPY_NODEID_ANY), "direct");
+    module_stop (m, h);
+    canopy_close (h);
+    canopy_close (h2);
+}
+
+/* A client that stops reading is dropped once its unread output passes
+ * the limit; here the limit is not reachable in a test, so check the
+ * other half of flow control: a client that writes far faster than the
+ * module answers is held back by its socket, and every request is
+ * answered, in order.
+ */
+static void test_flood (void **state)
+{
+    struct module *m = module_start ();
+    canopy_t *h = client_open ();
+    enum { N = 3000 };
+    canopy_future_t *f[N];
+
+    for (int i = 0; i < N; i++)
+        assert_non_null ((f[i] = canopy_rpc (h, "kvs.echo", NULL, CANOPY_NODEID_ANY, 0)));
+    for (int i = 0; i < N; i++) {
+        const char *v;
+        assert_int_equal (canopy_rpc_get_unpack (f[i], "{s:s}", "via", &v), 0);
+        assert_string_equal (v, "direct");
+        canopy_future_destroy (f[i]);
+    }
+    module_stop (m, h);
+    canopy_close (h);
+}
+
+/* A response that overflows a client's output drops the client, but the
+ * disconnect reaches the module only after the handler that sent it has
+ * returned (it must not change the handler's state under it).  The
+ * client sees its stream end with ENOSYS, and a new connection works.
+ */
+static void test_overflow_kill (void **state)
+{
+    struct module *m = module_start_limit (64 * 1024);
+    canopy_t *h = client_open ();
+    canopy_t *h2 = client_open ();
+    canopy_future_t *f;
+    int n = 0;
+
+    f = canopy_rpc (h, "kvs.burst", NULL, CANOPY_NODEID_ANY, CANOPY_RPC_STREAMING);
+    assert_non_null (f);
+    while (canopy_future_get (f, NULL) == 0) {
+        n++;
+        canopy_future_reset (f);
+    }
+    assert_int_equal (errno, ENOSYS);
+    assert_true (n < 20);
+    canopy_future_destroy (f);
+    pthread_mutex_lock (&m->lock);
+    while (m->ndisconnects == 0)
+        pthread_cond_wait (&m->cond, &m->lock);
+    assert_int_equal (m->burst_saw_disconnect, 0);
+    assert_string_equal (m->disconnected, "3:d1");
+    pthread_mutex_unlock (&m->lock);
+    assert_string_equal (via (h2, "kvs.echo", CANOPY_NODEID_ANY), "direct");
+    module_stop (m, h2);
     canopy_close (h);
     canopy_close (h2);
 }
@@ -481,6 +586,8 @@ int main (void)
         cmocka_unit_test (test_streaming),
         cmocka_unit_test (test_disconnect),
         cmocka_unit_test (test_module_lost),
+        cmocka_unit_test (test_flood),
+        cmocka_unit_test (test_overflow_kill),
         cmocka_unit_test (test_broker_when_absent_or_off),
         cmocka_unit_test (test_protocol_error),
     };
