@@ -503,16 +503,10 @@ void endpoint_disconnect_notify (struct broker *b, struct endpoint *ep)
         }
         else
             snprintf (topic, sizeof (topic), "%s.disconnect", svc);
-        if (!(msg = canopy_msg_create (CANOPY_MSGTYPE_REQUEST)))
+        if (!(msg = msg_disconnect_create (topic, nodeid, ep->id,
+                                           ep->userid, ep->rolemask)))
             continue;
-        if (canopy_msg_set_topic (msg, topic) == 0
-            && canopy_msg_set_nodeid (msg, nodeid) == 0
-            && canopy_msg_set_flag (msg, CANOPY_MSGFLAG_NORESPONSE, true) == 0
-            && canopy_msg_route_enable (msg) == 0
-            && canopy_msg_route_push (msg, ep->id) == 0
-            && canopy_msg_set_userid (msg, ep->userid) == 0
-            && canopy_msg_set_rolemask (msg, ep->rolemask | CANOPY_ROLE_LOCAL) == 0)
-            router_request (b, msg, NULL);
+        router_request (b, msg, NULL);
         canopy_msg_decref (msg);
     }
 }

@@ -16,7 +16,6 @@
 #include <string.h>
 #include <errno.h>
 #include <unistd.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/epoll.h>

@@ -127,17 +127,11 @@ static void notify_disconnect (struct direct_server *ds, struct direct_conn *c)
     canopy_msg_t *msg;
 
     snprintf (topic, sizeof (topic), "%s.disconnect", ds->service);
-    if (!(msg = canopy_msg_create (CANOPY_MSGTYPE_REQUEST)))
-        return;
-    if (canopy_msg_set_topic (msg, topic) == 0
-        && canopy_msg_set_nodeid (msg, CANOPY_NODEID_ANY) == 0
-        && canopy_msg_set_flag (msg, CANOPY_MSGFLAG_NORESPONSE, true) == 0
-        && canopy_msg_route_enable (msg) == 0
-        && canopy_msg_route_push (msg, c->hop) == 0
-        && canopy_msg_set_userid (msg, c->userid) == 0
-        && canopy_msg_set_rolemask (msg, c->rolemask | CANOPY_ROLE_LOCAL) == 0)
+    if ((msg = msg_disconnect_create (topic, CANOPY_NODEID_ANY, c->hop,
+                                      c->userid, c->rolemask))) {
         msg_handler_dispatch (ds->h, msg);
-    canopy_msg_decref (msg);
+        canopy_msg_decref (msg);
+    }
 }
 
 /* Poll for input unless paused, for output while some is unsent. */

@@ -228,3 +228,26 @@ int msg_stamp_credentials (canopy_msg_t *msg, uint32_t peer_userid, uint32_t pee
         return -1;
     return 0;
 }
+
+canopy_msg_t *msg_disconnect_create (const char *topic, uint32_t nodeid,
+                                     const char *hop, uint32_t userid,
+                                     uint32_t rolemask)
+{
+    canopy_msg_t *msg;
+
+    if (!(msg = canopy_msg_create (CANOPY_MSGTYPE_REQUEST)))
+        return NULL;
+    if (canopy_msg_set_topic (msg, topic) < 0
+        || canopy_msg_set_nodeid (msg, nodeid) < 0
+        || canopy_msg_set_flag (msg, CANOPY_MSGFLAG_NORESPONSE, true) < 0
+        || canopy_msg_route_enable (msg) < 0
+        || canopy_msg_route_push (msg, hop) < 0
+        || canopy_msg_set_userid (msg, userid) < 0
+        || canopy_msg_set_rolemask (msg, rolemask | CANOPY_ROLE_LOCAL) < 0) {
+        int saved_errno = errno;
+        canopy_msg_decref (msg);
+        errno = saved_errno;
+        return NULL;
+    }
+    return msg;
+}

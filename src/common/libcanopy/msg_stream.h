@@ -59,4 +59,13 @@ int msg_frame_send (int fd, const canopy_msg_t *msg, bool nonblock);
  */
 int msg_stamp_credentials (canopy_msg_t *msg, uint32_t peer_userid, uint32_t peer_rolemask);
 
+/* The NORESPONSE request 'topic' ("SERVICE.disconnect") that tells a
+ * service a local peer has gone: the peer's hop as the sender, its
+ * credentials plus LOCAL.  NULL with errno (ENOMEM, EINVAL) on failure.
+ * Used by the broker's router and by direct channels (direct.h).
+ */
+canopy_msg_t *msg_disconnect_create (const char *topic, uint32_t nodeid,
+                                     const char *hop, uint32_t userid,
+                                     uint32_t rolemask);
+
 #endif

@@ -168,44 +168,70 @@ static void test_claimed_size_not_preallocated (void **state)
 /* A local peer's request gets the connection's credentials plus LOCAL;
  * only the owner may present others, and only complete ones.
  */
+/* Stamp msg as from a peer of (peer_uid, peer_roles) and check what it
+ * carries then.
+ */
+static void check_stamp (canopy_msg_t *msg, uint32_t peer_uid, uint32_t peer_roles,
+                         uint32_t want_uid, uint32_t want_roles)
+{
+    uint32_t userid = 0, rolemask = 0;
+
+    assert_int_equal (msg_stamp_credentials (msg, peer_uid, peer_roles), 0);
+    assert_int_equal (canopy_msg_get_userid (msg, &userid), 0);
+    assert_int_equal (canopy_msg_get_rolemask (msg, &rolemask), 0);
+    assert_int_equal (userid, want_uid);
+    assert_int_equal (rolemask, want_roles | CANOPY_ROLE_LOCAL);
+}
+
 static void test_stamp_credentials (void **state)
 {
     canopy_msg_t *msg = canopy_msg_create (CANOPY_MSGTYPE_REQUEST);
-    uint32_t userid, rolemask;
 
     assert_non_null (msg);
-    assert_int_equal (msg_stamp_credentials (msg, 1000, CANOPY_ROLE_USER), 0);
-    assert_int_equal (canopy_msg_get_userid (msg, &userid), 0);
-    assert_int_equal (canopy_msg_get_rolemask (msg, &rolemask), 0);
-    assert_int_equal (userid, 1000);
-    assert_int_equal (rolemask, CANOPY_ROLE_USER | CANOPY_ROLE_LOCAL);
+    check_stamp (msg, 1000, CANOPY_ROLE_USER, 1000, CANOPY_ROLE_USER);
 
     /* a guest presenting the owner's role gets its own */
     assert_int_equal (canopy_msg_set_userid (msg, 0), 0);
     assert_int_equal (canopy_msg_set_rolemask (msg, CANOPY_ROLE_OWNER), 0);
-    assert_int_equal (msg_stamp_credentials (msg, 1000, CANOPY_ROLE_USER), 0);
-    (void)canopy_msg_get_userid (msg, &userid);
-    (void)canopy_msg_get_rolemask (msg, &rolemask);
-    assert_int_equal (userid, 1000);
-    assert_int_equal (rolemask, CANOPY_ROLE_USER | CANOPY_ROLE_LOCAL);
+    check_stamp (msg, 1000, CANOPY_ROLE_USER, 1000, CANOPY_ROLE_USER);
 
     /* the owner presenting a guest keeps it */
     assert_int_equal (canopy_msg_set_userid (msg, 4242), 0);
     assert_int_equal (canopy_msg_set_rolemask (msg, CANOPY_ROLE_USER), 0);
-    assert_int_equal (msg_stamp_credentials (msg, 0, CANOPY_ROLE_OWNER), 0);
-    (void)canopy_msg_get_userid (msg, &userid);
-    (void)canopy_msg_get_rolemask (msg, &rolemask);
-    assert_int_equal (userid, 4242);
-    assert_int_equal (rolemask, CANOPY_ROLE_USER | CANOPY_ROLE_LOCAL);
+    check_stamp (msg, 0, CANOPY_ROLE_OWNER, 4242, CANOPY_ROLE_USER);
 
     /* ... but not half of one */
     assert_int_equal (canopy_msg_set_userid (msg, CANOPY_USERID_UNKNOWN), 0);
-    assert_int_equal (msg_stamp_credentials (msg, 0, CANOPY_ROLE_OWNER), 0);
-    (void)canopy_msg_get_userid (msg, &userid);
-    (void)canopy_msg_get_rolemask (msg, &rolemask);
-    assert_int_equal (userid, 0);
-    assert_int_equal (rolemask, CANOPY_ROLE_OWNER | CANOPY_ROLE_LOCAL);
+    check_stamp (msg, 0, CANOPY_ROLE_OWNER, 0, CANOPY_ROLE_OWNER);
     canopy_msg_decref (msg);
+}
+
+/* The disconnect notice: NORESPONSE request, the peer as the only hop,
+ * its credentials plus LOCAL.
+ */
+static void test_disconnect_create (void **state)
+{
+    canopy_msg_t *msg = msg_disconnect_create ("kvs.disconnect", 3, "0:d7",
+                                               1000, CANOPY_ROLE_USER);
+    uint32_t nodeid = 0, userid = 0, rolemask = 0;
+
+    assert_non_null (msg);
+    assert_int_equal (canopy_msg_get_type (msg), CANOPY_MSGTYPE_REQUEST);
+    assert_string_equal (canopy_msg_get_topic (msg), "kvs.disconnect");
+    assert_true (canopy_msg_has_flag (msg, CANOPY_MSGFLAG_NORESPONSE));
+    assert_int_equal (canopy_msg_get_nodeid (msg, &nodeid), 0);
+    assert_int_equal (nodeid, 3);
+    assert_int_equal (canopy_msg_route_count (msg), 1);
+    assert_string_equal (canopy_msg_route_last (msg), "0:d7");
+    assert_int_equal (canopy_msg_get_userid (msg, &userid), 0);
+    assert_int_equal (canopy_msg_get_rolemask (msg, &rolemask), 0);
+    assert_int_equal (userid, 1000);
+    assert_int_equal (rolemask, CANOPY_ROLE_USER | CANOPY_ROLE_LOCAL);
+    canopy_msg_decref (msg);
+
+    errno = 0;
+    assert_null (msg_disconnect_create ("", 0, "0:d7", 0, CANOPY_ROLE_OWNER));
+    assert_int_equal (errno, EINVAL);
 }
 
 int main (void)
@@ -216,6 +242,7 @@ int main (void)
         cmocka_unit_test (test_bad_frames),
         cmocka_unit_test (test_claimed_size_not_preallocated),
         cmocka_unit_test (test_stamp_credentials),
+        cmocka_unit_test (test_disconnect_create),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
