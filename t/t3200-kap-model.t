@@ -22,6 +22,17 @@ test_expect_success 'a run reports both phases, the CPU by thread and the sync b
 	jq -e ".counters.bytes_broker > 0 and .counters.bytes_kvs > 0" plain.json &&
 	jq -e ".costs.sync_broker == 1 and .costs.kvs_byte == 0" plain.json
 '
+test_expect_success 'consumer-phase factors scale the gets, not the fence' '
+	echo "{\"get_module\":3,\"get_client\":3}" >g.json &&
+	$MODEL --brokers=7 -N 112 -c 4 --cores=2 --costs=g.json --json=g.out &&
+	$MODEL --brokers=7 -N 112 -c 4 --cores=2 --json=g1.out &&
+	jq -n -e --slurpfile a g.out --slurpfile b g1.out \
+		"\$a[0].metrics.get.mean_us > 2 * \$b[0].metrics.get.mean_us" &&
+	$MODEL --brokers=7 -N 112 -C 0 --cores=2 --costs=g.json --json=g2.out &&
+	$MODEL --brokers=7 -N 112 -C 0 --cores=2 --json=g3.out &&
+	jq -n -e --slurpfile a g2.out --slurpfile b g3.out \
+		"\$a[0].metrics.sync.mean_us == \$b[0].metrics.sync.mean_us"
+'
 test_expect_success 'load factors and byte costs slow the sync phase' '
 	echo "{\"sync_broker\":2,\"sync_module\":2,\"sync_client\":2}" >f.json &&
 	$MODEL --brokers=15 -N 240 -p 1024 --cores=0 --costs=f.json --json=f.out &&
@@ -35,14 +46,18 @@ test_expect_success 'load factors and byte costs slow the sync phase' '
 '
 test_expect_success 'calibrate.sh measures every cost, the load factors and byte costs' '
 	$SCRIPTS/calibrate.sh -q -b $SHARNESS_BUILD_DIRECTORY -o costs.json >/dev/null 2>cal.err &&
-	for k in route lookup fence_req apply sync_broker sync_module sync_client \
-		route_byte kvs_byte; do
+	for k in route lookup fence_req apply direct_msg sync_broker sync_module \
+		sync_client route_byte kvs_byte get_module get_client; do
 		jq -e ".$k >= 0" costs.json || return 1
 	done &&
 	jq -e ".sync_broker >= 0.25 and .sync_module >= 0.25 and .sync_client >= 0.25" costs.json &&
+	jq -e ".get_module >= 0.1 and .get_client >= 0.1 and .direct_msg >= 0.5" costs.json &&
 	grep "^load8_broker_us [0-9]" costs.raw &&
 	grep "^load_client_us [0-9]" costs.raw &&
+	grep "^get_module_us [0-9]" costs.raw &&
+	grep "^cpu_ping_kvs_direct [0-9]" costs.raw &&
 	jq -r ._load_scale costs.json | grep "loaded 8-byte fence" &&
+	jq -r ._load_scale costs.json | grep "loaded 4-get consumer phase" &&
 	$MODEL --costs=costs.json --brokers=3 -N 12 >/dev/null
 '
 test_expect_success 'validate.sh puts measured runs beside the model' '
@@ -60,5 +75,25 @@ test_expect_success 'validate.sh -R runs the sweep in rounds and pools them' '
 	test -s val/raw/B4-unique-r2.1.json &&
 	test -s val/raw/B2-consumer-r2.1.json &&
 	test $(wc -l <val/validate.tsv) -eq 9
+'
+test_expect_success 'validate.sh -m scores other costs against the same runs' '
+	ls val/raw/B*-r*.json | sort >runs.before &&
+	grep "consumer	get" val/validate.tsv | cut -f1-5 >meas.before &&
+	grep "consumer	get" val/validate.tsv | cut -f6 >pred.before &&
+	echo "{\"get_module\":4,\"get_client\":4}" >slow.json &&
+	$SCRIPTS/validate.sh -b $SHARNESS_BUILD_DIRECTORY -c slow.json -s "2 4" \
+		-m -o val >val3.out 2>&1 &&
+	test_must_fail grep "round" val3.out &&
+	ls val/raw/B*-r*.json | sort >runs.after &&
+	test_cmp runs.before runs.after &&
+	grep "consumer	get" val/validate.tsv | cut -f1-5 >meas.after &&
+	grep "consumer	get" val/validate.tsv | cut -f6 >pred.after &&
+	test_cmp meas.before meas.after &&
+	test_must_fail test_cmp pred.before pred.after &&
+	test $(wc -l <val/validate.tsv) -eq 9 &&
+	rm -rf empty && mkdir -p empty/raw &&
+	test_must_fail $SCRIPTS/validate.sh -b $SHARNESS_BUILD_DIRECTORY \
+		-c slow.json -s 4 -m -o empty 2>err &&
+	grep "no measured runs" err
 '
 test_done

@@ -42,22 +42,30 @@ median_of () {  # the median= field of a benchstat line
 }
 
 if test "$1" = local; then
-    measure $n $PING -n $n -w 200 broker
+    # The loops go through the broker thread (CANOPY_DIRECT=0), as the
+    # costs are defined: route is the broker thread's, the module costs
+    # the module's.  Then kvs.ping on the KVS's direct channel gives what
+    # the channel's socket work costs the KVS thread per message.
+    nodirect="env CANOPY_DIRECT=0"
+    measure $n $nodirect $PING -n $n -w 200 broker
     echo "rtt_broker $(median_of)"
     echo "cpu_ping_broker $bcpu_op"
     echo "cpu_ping_client $ccpu_op"
-    measure $n $PING -n $n -w 200 kvs
+    measure $n $nodirect $PING -n $n -w 200 kvs
     echo "rtt_kvs $(median_of)"
     echo "cpu_ping_kvs $bcpu_op"
-    measure $n $PING -n $n -w 200 -s 16384 kvs
+    measure $n $PING -n $n -w 200 kvs
+    echo "rtt_kvs_direct $(median_of)"
+    echo "cpu_ping_kvs_direct $bcpu_op"
+    measure $n $nodirect $PING -n $n -w 200 -s 16384 kvs
     echo "cpu_ping_kvs16k $bcpu_op"
-    measure $n $PING -n $n -w 200 content
+    measure $n $nodirect $PING -n $n -w 200 content
     echo "cpu_ping_content $bcpu_op"
-    measure $n $KVSB seqget $n
+    measure $n $nodirect $KVSB seqget $n
     echo "cpu_get $bcpu_op"
     # one-key commits, split by the KVS module's own timers
     $CANOPY kvs stats >"$TMP/s0"
-    measure $((n / 10)) $KVSB commit $((n / 10)) 10
+    measure $((n / 10)) $nodirect $KVSB commit $((n / 10)) 10
     $CANOPY kvs stats >"$TMP/s1"
     echo "cpu_commit $bcpu_op"
     jq -n -r --slurpfile a "$TMP/s1" --slurpfile b "$TMP/s0" '
@@ -121,21 +129,38 @@ tsnap () {
 ccpu () {
     echo "$1" | sed -n 's/.*client CPU \([0-9.]*\) ms.*/\1/p' | awk '{ printf "%.0f\n", $1 * 1000 }'
 }
-# loaded PREFIX V: the median of 3 fences of V-byte values
+# loaded PREFIX INST FROM TO OPTS...: kap-crowd runs with OPTS, 16
+# participants per broker, KAP instances INST+1...; the CPU of each
+# thread kind between the progress lines matching FROM and TO, the
+# median of 5 runs for each kind
 loaded () {
-    for i in 1 2 3; do
+    local prefix=$1 inst=$2 from=$3 to=$4 i line
+    shift 4
+    for i in 1 2 3 4 5; do
         while read -r line; do
             case "$line" in
-                *connected*) tsnap >"$TMP/l0"; ccpu "$line" >"$TMP/c0" ;;
-                *"sync phase"*) tsnap >"$TMP/l1"; ccpu "$line" >"$TMP/c1" ;;
+                *"$from"*) tsnap >"$TMP/l0"; ccpu "$line" >"$TMP/c0" ;;
+                *"$to"*) tsnap >"$TMP/l1"; ccpu "$line" >"$TMP/c1" ;;
             esac
-        done < <($CROWD --progress -N $((size * 16)) -p $2 -C 0 -n $((300 + $2 + i)) \
+        done < <($CROWD --progress -N $((size * 16)) "$@" -n $((inst + i)) \
                      2>&1 >/dev/null)
         paste "$TMP/l0" "$TMP/l1" "$TMP/c0" "$TMP/c1" |
             awk '{ print $3 - $1, $4 - $2, $6 - $5 }'
-    done | sort -n | awk -v p=$1 '{ b[NR] = $1; m[NR] = $2; c[NR] = $3 }
-        END { print p "_broker_us", b[2]; print p "_module_us", m[2];
-              print p "_client_us", c[2] }'
+    done | awk -v p=$prefix '{ b[NR] = $1; m[NR] = $2; c[NR] = $3 }
+        function med(a,   n, i, j, t) {
+            n = NR
+            for (i = 2; i <= n; i++)
+                for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+                    t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+                }
+            return a[int ((n + 1) / 2)]
+        }
+        END { print p "_broker_us", med(b); print p "_module_us", med(m);
+              print p "_client_us", med(c) }'
 }
-loaded load8 8
-loaded load 1024
+# the sync phase: fences of 8-byte and of 1 KiB values
+loaded load8 310 connected "sync phase" -p 8 -C 0
+loaded load 320 connected "sync phase" -p 1024 -C 0
+# the consumer phase: 4 gets per participant of 8-byte values in one
+# directory, from the end of the sync phase to the end of the gets
+loaded get 330 "sync phase" "consumer phase" -p 8 -c 4

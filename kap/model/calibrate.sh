@@ -1,7 +1,7 @@
 #!/bin/bash
 # calibrate.sh - measure the model's per-message costs on this machine.
 #
-#   kap/model/calibrate.sh [-b BUILDDIR] [-o COSTS.json] [-q]
+#   kap/model/calibrate.sh [-b BUILDDIR] [-o COSTS.json] [-n BROKERS] [-q]
 #
 # Every cost of costs.h is derived from a small measurement on a live
 # instance, with CPU time read from /proc (brokers) and from the shell's
@@ -11,6 +11,10 @@
 #                                broker CPU per ping, the rest of the round
 #                                trip is the wire
 #   net_lat                      broker.ping to rank 1, minus the local one
+#   direct_msg                   kvs.ping on the KVS's direct channel: the
+#                                KVS thread's CPU per message beyond the
+#                                ping handler (the loops above and below
+#                                go through the broker, CANOPY_DIRECT=0)
 #   lookup                       kvs_get of a cached key (walk: 1 us per
 #                                path component, assumed)
 #   relay_byte, load_byte        the extra broker CPU per byte of a 16 KiB
@@ -23,12 +27,13 @@
 #                                8-byte and 1 KiB values
 #   relay_send, relay_recv       the relay timers of a 7-broker kap-crowd run
 #   event_fwd                    broker CPU per event published on rank 0
-#                                and forwarded down 15 brokers
+#                                and forwarded down the second instance
 #   cores                        the machine's processor count
 # Then, because a fence under load costs more per message than these
 # loops (a hundred threads waking one another on two cores, ZeroMQ's I/O
-# threads), kap-crowd fences on 15 brokers (16 participants each) are
-# measured per thread kind (broker + I/O, modules, the client):
+# threads), kap-crowd fences on the second instance (16 participants per
+# broker, the median of 5 runs) are measured per thread kind (broker +
+# I/O, modules, the client):
 #   sync_broker, sync_module,    measured CPU / the model's charge for the
 #   sync_client                  fence of 8-byte values (at least 0.25):
 #                                factors for the sync phase's messages.
@@ -42,9 +47,19 @@
 #                                byte of the messages the broker threads
 #                                and the KVS threads handled (not the
 #                                setroot event on the KVS: scanned lazily)
-# Gets are left as the loops measured them: the validation shows them
-# right unscaled (scaling every cost by the fence's factors made every get
-# 2-3x too slow).
+#   get_module, get_client       the same for the consumer phase: a loaded
+#                                run of 4 gets per participant (kap-crowd
+#                                sends them in bursts, read and answered
+#                                together, cheaper per message than the
+#                                loops), measured CPU / what the model
+#                                charges for its gets (at least 0.1).
+#                                Separate from the sync factors: scaling
+#                                gets by the fence's made them 2-3x slow.
+#                                No broker factor: with the direct channel
+#                                gets do not cross the broker thread, whose
+#                                CPU in that phase is other work
+# -n sets the size of the second instance, where the tree costs and the
+# loaded runs are measured (default 15 brokers, k=2).
 # With -q the counts are cut by 5 (a rough calibration in a few seconds).
 # Writes COSTS.json (default: costs.json here) and prints it.
 set -eu
@@ -52,12 +67,14 @@ set -eu
 build=build
 out=costs.json
 scale=1
-while getopts b:o:qh opt; do
+nb=15
+while getopts b:o:n:qh opt; do
     case $opt in
         b) build=$OPTARG ;;
         o) out=$OPTARG ;;
+        n) nb=$OPTARG ;;
         q) scale=5 ;;
-        h) sed -n '2,49p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        h) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "calibrate: see -h" >&2; exit 1 ;;
     esac
 done
@@ -74,10 +91,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
 inner=$(dirname "$0")/calibrate-inner.sh
-echo "calibrate: measuring on 1 broker, then on 15 (k=2)..." >&2
+echo "calibrate: measuring on 1 broker, then on $nb (k=2)..." >&2
 export CANOPY=$canopy PING=$ping KVSB=$kvsb CROWD=$crowd TMP=$tmp SCALE=$scale
 "$canopy" start -n 1 -- "$inner" local >"$tmp/raw"
-"$canopy" start -n 15 -k 2 -- "$inner" tree >>"$tmp/raw"
+"$canopy" start -n "$nb" -k 2 -- "$inner" tree >>"$tmp/raw"
 
 # Derive the costs (all microseconds).
 awk -v cores=$(nproc) -v k=2 -v when="$(date -u +%Y-%m-%dT%H:%MZ)" '
@@ -90,6 +107,10 @@ awk -v cores=$(nproc) -v k=2 -v when="$(date -u +%Y-%m-%dT%H:%MZ)" '
         # kvs.ping: broker routes twice, the module handles it once
         kvsmsg = v["cpu_ping_kvs"] - 2 * route
         if (kvsmsg < 1) kvsmsg = 1
+        # the same ping on the direct channel: no route; the socket work
+        # of the KVS thread for the request and for the answer
+        dmsg = (v["cpu_ping_kvs_direct"] - kvsmsg) / 2
+        if (dmsg < 0.5) dmsg = 0.5
         perbyte = (v["cpu_ping_kvs16k"] - v["cpu_ping_kvs"]) / (16384 * 2 * 3)
         if (perbyte < 0) perbyte = 0
         loadserve = v["cpu_ping_content"] - 2 * route
@@ -128,6 +149,7 @@ awk -v cores=$(nproc) -v k=2 -v when="$(date -u +%Y-%m-%dT%H:%MZ)" '
         printf "  \"relay_send\": %.3f,\n  \"relay_recv\": %.3f,\n  \"relay_byte\": %.5f,\n", rsend, rrecv, perbyte
         printf "  \"ack\": %.3f,\n  \"apply\": %.3f,\n  \"apply_op\": %.3f,\n", kvsmsg, apply, applyop
         printf "  \"store_byte\": %.5f,\n  \"setroot\": %.3f,\n  \"respond\": %.3f,\n", perbyte, setroot, client
+        printf "  \"direct_msg\": %.3f,\n", dmsg
         printf "  \"load_send\": %.3f,\n  \"load_serve\": %.3f,\n  \"load_byte\": %.5f,\n", client, loadserve, perbyte
         # a put (client only: write-back): fixed + per value byte
         putb = (v["put_1024_us"] - v["put_8_us"]) / 1016
@@ -138,12 +160,12 @@ awk -v cores=$(nproc) -v k=2 -v when="$(date -u +%Y-%m-%dT%H:%MZ)" '
         printf "  \"client_msg\": %.3f,\n  \"cores\": %d\n}\n", client, cores
     }' "$tmp/raw" >"$out"
 # Scale for load: what the model charges for the loaded runs of
-# calibrate-inner.sh (15 brokers, 16 participants each) against the CPU
-# the threads really used, thread kind by thread kind.
+# calibrate-inner.sh (the second instance, 16 participants per broker)
+# against the CPU the threads really used, thread kind by thread kind.
 model=$build/kap/model/kap-model
 raw () { awk -v k=$1 '$1 == k { print $2 }' "$tmp/raw"; }
 if test -x "$model"; then
-    "$model" --brokers 15 -k 2 -N 240 -p 8 -C 0 --clients crowd \
+    "$model" --brokers "$nb" -k 2 -N $((nb * 16)) -p 8 -C 0 --clients crowd \
         --cores "$(nproc)" --costs "$out" --json "$tmp/model8.json" >/dev/null
     jq --slurpfile m "$tmp/model8.json" \
        --argjson lb "$(raw load8_broker_us)" --argjson lm "$(raw load8_module_us)" \
@@ -154,15 +176,32 @@ if test -x "$model"; then
         .sync_module = ([($lm / ($c.cpu_kvs_us + $c.cpu_content_us)), 0.25] | max | r3) |
         .sync_client = ([($lc / $c.cpu_client_us), 0.25] | max | r3)
     ' "$out" >"$tmp/scaled.json" && mv "$tmp/scaled.json" "$out"
-    "$model" --brokers 15 -k 2 -N 240 -p 1024 -C 0 --clients crowd \
+    "$model" --brokers "$nb" -k 2 -N $((nb * 16)) -p 1024 -C 0 --clients crowd \
         --cores "$(nproc)" --costs "$out" --json "$tmp/model1k.json" >/dev/null
-    jq --slurpfile m "$tmp/model1k.json" \
+    jq --slurpfile m "$tmp/model1k.json" --argjson nb "$nb" \
        --argjson lb "$(raw load_broker_us)" --argjson lm "$(raw load_module_us)" '
         ($m[0].counters) as $c |
         def r6: . * 1e6 | round / 1e6;
         .route_byte = ([(($lb - $c.cpu_broker_us) / $c.bytes_broker), 0] | max | r6) |
         .kvs_byte = ([(($lm - $c.cpu_kvs_us - $c.cpu_content_us) / $c.bytes_kvs), 0] | max | r6) |
-        ._load_scale = "sync phase: broker x\(.sync_broker), modules x\(.sync_module), client x\(.sync_client) (loaded 8-byte fence on 15 brokers); bytes: broker \(.route_byte) us, KVS \(.kvs_byte) us (loaded 1 KiB fence)"
+        ._load_scale = "sync phase: broker x\(.sync_broker), modules x\(.sync_module), client x\(.sync_client) (loaded 8-byte fence on \($nb) brokers); bytes: broker \(.route_byte) us, KVS \(.kvs_byte) us (loaded 1 KiB fence)"
+    ' "$out" >"$tmp/scaled.json" && mv "$tmp/scaled.json" "$out"
+    # the consumer phase: the model's charge for it is what a run with
+    # gets costs beyond the same run without (the same sync phase)
+    "$model" --brokers "$nb" -k 2 -N $((nb * 16)) -p 8 -c 4 --clients crowd \
+        --cores "$(nproc)" --costs "$out" --json "$tmp/modelget.json" >/dev/null
+    "$model" --brokers "$nb" -k 2 -N $((nb * 16)) -p 8 -C 0 --clients crowd \
+        --cores "$(nproc)" --costs "$out" --json "$tmp/modelnoget.json" >/dev/null
+    jq --argjson nb "$nb" --slurpfile g "$tmp/modelget.json" --slurpfile s "$tmp/modelnoget.json" \
+       --argjson gm "$(raw get_module_us)" \
+       --argjson gc "$(raw get_client_us)" '
+        ($g[0].counters) as $g | ($s[0].counters) as $s |
+        def r3: . * 1000 | round / 1000;
+        def f(meas; model): [(meas / ([model, 1] | max)), 0.1] | max | r3;
+        .get_module = f($gm; ($g.cpu_kvs_us + $g.cpu_content_us)
+                             - ($s.cpu_kvs_us + $s.cpu_content_us)) |
+        .get_client = f($gc; $g.cpu_client_us - $s.cpu_client_us) |
+        ._load_scale += "; consumer phase: modules x\(.get_module), client x\(.get_client) (loaded 4-get consumer phase on \($nb) brokers)"
     ' "$out" >"$tmp/scaled.json" && mv "$tmp/scaled.json" "$out"
 fi
 cp "$tmp/raw" "${out%.json}.raw"

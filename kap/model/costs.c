@@ -38,6 +38,7 @@ static const struct field fields[] = {
     F (load_send, 8.0),
     F (load_serve, 8.0),
     F (load_byte, 0.004),
+    F (direct_msg, 2.0),
     F (client_msg, 5.0),
     F (put, 20.0),
     F (put_byte, 0.03),
@@ -46,6 +47,9 @@ static const struct field fields[] = {
     F (sync_broker, 1.0),
     F (sync_module, 1.0),
     F (sync_client, 1.0),
+    F (get_broker, 1.0),
+    F (get_module, 1.0),
+    F (get_client, 1.0),
 };
 #undef F
 #define NFIELDS (sizeof (fields) / sizeof (fields[0]))

@@ -37,6 +37,8 @@ struct kap_costs {
     double store_byte;      /* per byte of new objects stored on rank 0 */
     double setroot;         /* per setroot event handled */
     double respond;         /* per response sent to a waiting client */
+    double direct_msg;      /* per message taken from or sent to a client
+                             * on the direct channel (--direct=1) */
     double load_send;       /* per object load requested */
     /* content module thread */
     double load_serve;      /* per load answered */
@@ -59,6 +61,14 @@ struct kap_costs {
     double sync_broker;
     double sync_module;
     double sync_client;
+    /* the same for the consumer phase's messages (lookups, loads and
+     * their answers), from a loaded consumer phase: kap-crowd sends its
+     * gets in bursts, and a burst costs each thread less per message
+     * than a loop of one request at a time
+     */
+    double get_broker;
+    double get_module;
+    double get_client;
     /* machine: cores shared by every thread of every broker and the
      * clients (0: every thread has its own core, as on a cluster)
      */

@@ -716,19 +716,28 @@ static bool sync_msg (int type)
     return false;
 }
 
-/* A fence under load costs every thread more per message than the loops
- * of calibrate.sh measure (a hundred threads waking one another on two
- * cores), and its values cost more per byte than a copy: the factors per
- * thread kind and the byte costs come from loaded fences (calibrate.sh).
- * Gets match the loops and are charged as measured.
+/* Under load a message costs each thread other than what the loops of
+ * calibrate.sh measure (a hundred threads waking one another on two
+ * cores; requests arriving in bursts, read and answered together), and a
+ * fence's values cost more per byte than a copy: the factors per thread
+ * kind and phase and the byte costs come from loaded runs (calibrate.sh).
  */
 static double job_cost (struct sim *s, struct server *sv, struct msg *m)
 {
     double cost = job_cost_base (s, sv, m);
     double bytes = m->bytes + m->blob_bytes;
 
-    if (!sync_msg (m->type))
-        return cost;
+    if (!sync_msg (m->type)) {
+        switch (sv->thread) {
+            case TH_BROKER:
+                return cost * s->c->get_broker;
+            case TH_KVS:
+            case TH_CONTENT:
+                return cost * s->c->get_module;
+            default:
+                return cost * s->c->get_client;
+        }
+    }
     switch (sv->thread) {
         case TH_BROKER:
             cost *= s->c->sync_broker;
@@ -761,6 +770,11 @@ static double job_cost_base (struct sim *s, struct server *sv, struct msg *m)
 {
     const struct kap_costs *c = s->c;
     int b = sv->broker;
+    /* the KVS's own socket work for each message it takes from or gives
+     * to a client on the direct channel (the broker thread's route, when
+     * the message goes through it, is charged there)
+     */
+    double dmsg = s->cfg->direct ? c->direct_msg : 0;
 
     switch (sv->thread) {
         case TH_CLIENT:
@@ -785,7 +799,7 @@ static double job_cost_base (struct sim *s, struct server *sv, struct msg *m)
         case TH_KVS:
             switch (m->type) {
                 case M_FENCE:
-                    return c->fence_req + c->op_encode * m->nops;
+                    return c->fence_req + c->op_encode * m->nops + dmsg;
                 case M_FLUSH:
                     return c->relay_send
                            + c->relay_byte * (s->kvs[b].pend_bytes + s->kvs[b].pend_blob);
@@ -799,22 +813,23 @@ static double job_cost_base (struct sim *s, struct server *sv, struct msg *m)
                         store += s->obj_size[o];
                     return c->apply + c->apply_op * s->root_nops
                            + c->store_byte * store
-                           + c->respond * s->kvs[0].nwaiters;
+                           + (c->respond + dmsg) * s->kvs[0].nwaiters;
                 }
                 case M_EVENT:
                     return c->setroot + c->load_byte * s->prime_bytes
-                           + (b == 0 ? 0 : c->respond * s->kvs[b].nwaiters);
+                           + (b == 0 ? 0 : (c->respond + dmsg) * s->kvs[b].nwaiters);
                 case M_LOOKUP: {
                     int missing;
                     int walked = lookup_walk (s, b, m->target, &missing);
-                    return c->lookup + c->walk * walked
-                           + (missing >= 0 ? c->load_send : 0);
+                    /* answered now, or a load sent and the answer later */
+                    return c->lookup + c->walk * walked + dmsg
+                           + (missing >= 0 ? c->load_send : dmsg);
                 }
                 case M_LOAD_RESP: {
                     int64_t head = map_get (&s->kpend, bkey (b, m->obj));
                     int n = waiters_count (s, head);
                     return c->load_byte * s->obj_size[m->obj]
-                           + n * (c->lookup + c->walk * 4);
+                           + n * (c->lookup + c->walk * 4 + dmsg);
                 }
             }
     }

@@ -3,7 +3,7 @@
 # predictions for the same runs beside them.
 #
 #   kap/model/validate.sh [-b BUILDDIR] [-c COSTS] [-s "B1 B2 ..."] [-p PPB]
-#                         [-r REPEAT] [-R ROUNDS] [-o OUTDIR] [-k FANOUT]
+#                         [-r REPEAT] [-R ROUNDS] [-o OUTDIR] [-k FANOUT] [-m]
 #
 # For each instance size B (default "8 16 32 64 128 256" brokers, k=2) it
 # starts B brokers and runs kap-crowd REPEAT times (default 3) for each
@@ -22,6 +22,8 @@
 # the speed drifts by tens of percent within minutes, and rounds spread
 # that drift over every size instead of giving it to whichever size ran
 # while the machine was slow.
+# With -m the runs are not measured again: the model is run against the
+# measured runs already in OUTDIR/raw (after a new calibration, say).
 # Writes OUTDIR/validate.tsv (B, participants, case, metric, measured,
 # predicted, error %) and prints it; OUTDIR defaults to ./model-results.
 set -eu
@@ -35,7 +37,8 @@ repeat=3
 rounds=1
 out=model-results
 k=2
-while getopts b:c:s:p:r:R:o:k:h opt; do
+measure=yes
+while getopts b:c:s:p:r:R:o:k:mh opt; do
     case $opt in
         b) build=$OPTARG ;;
         c) costs=$OPTARG ;;
@@ -45,7 +48,8 @@ while getopts b:c:s:p:r:R:o:k:h opt; do
         R) rounds=$OPTARG ;;
         o) out=$OPTARG ;;
         k) k=$OPTARG ;;
-        h) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        m) measure=no ;;
+        h) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "validate: see -h" >&2; exit 1 ;;
     esac
 done
@@ -83,7 +87,13 @@ done
 EOF
 chmod +x "$out/inner.sh"
 
-rm -f "$out"/raw/B*-r*.json
+if test $measure = no; then
+    ls "$out"/raw/B*-r*.json >/dev/null 2>&1 ||
+        model_die "-m: no measured runs in $out/raw"
+    rounds=0
+else
+    rm -f "$out"/raw/B*-r*.json
+fi
 round=1
 while test $round -le $rounds; do
     for B in $sizes; do

@@ -35,6 +35,7 @@ static void unit_costs (struct kap_costs *c)
     c->load_send = 3;
     c->load_serve = 4;
     c->sync_broker = c->sync_module = c->sync_client = 1;
+    c->get_broker = c->get_module = c->get_client = 1;
 }
 
 static void test_one_broker (void **state)
@@ -76,6 +77,18 @@ static void test_direct (void **state)
     assert_true (fabs (tstat_mean (&d.sync) - (7 + 10 + 4 + 56 + 10)) < 1e-9);
     assert_true (fabs (tstat_mean (&d.get) - (7 + 10 + 11 + 10)) < 1e-9);
     assert_true (d.messages < r.messages);
+
+    /* the KVS's socket work per message on the channel: the fence and
+     * its answer, the lookup and its answer; nothing without the channel
+     */
+    c.direct_msg = 2;
+    assert_int_equal (kvsim_run (&cfg, &c, &d), 0);
+    assert_true (fabs (tstat_mean (&d.sync) - (7 + 10 + 6 + 58 + 10)) < 1e-9);
+    assert_true (fabs (tstat_mean (&d.get) - (7 + 10 + 15 + 10)) < 1e-9);
+    cfg.direct = false;
+    assert_int_equal (kvsim_run (&cfg, &c, &d), 0);
+    assert_true (fabs (tstat_mean (&d.sync) - tstat_mean (&r.sync)) < 1e-9);
+    c.direct_msg = 0;
 
     /* on a tree, relays and events still cross the broker threads */
     cfg.brokers = 7;
@@ -136,6 +149,29 @@ static void test_sync_scaling (void **state)
     assert_int_equal (kvsim_run (&cfg, &c, &pr), 0);
     assert_true (pr.bytes_thread[0] > np.bytes_thread[0]);
     assert_true (fabs (pr.bytes_thread[1] - np.bytes_thread[1]) < 1e-9);
+}
+
+/* The consumer phase's factors scale lookups and their answers, thread
+ * kind by thread kind, and leave the sync phase alone.
+ */
+static void test_get_scaling (void **state)
+{
+    struct kvsim_config cfg;
+    struct kap_costs c;
+    struct kvsim_result r;
+
+    kvsim_config_default (&cfg);
+    unit_costs (&c);
+    c.get_broker = 2;
+    c.get_module = 3;
+    c.get_client = 0.5;
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    /* unchanged: client 7, ipc 10, route 1, fence 4, apply 56, route 1,
+     * ipc 10
+     */
+    assert_true (fabs (tstat_mean (&r.sync) - (7 + 10 + 1 + 4 + 56 + 1 + 10)) < 1e-9);
+    /* client 7x0.5, ipc 10, route 1x2, lookup 11x3, route 1x2, ipc 10 */
+    assert_true (fabs (tstat_mean (&r.get) - (3.5 + 10 + 2 + 33 + 2 + 10)) < 1e-9);
 }
 
 static void test_deterministic (void **state)
@@ -297,6 +333,7 @@ int main (void)
         cmocka_unit_test (test_one_broker),
         cmocka_unit_test (test_direct),
         cmocka_unit_test (test_sync_scaling),
+        cmocka_unit_test (test_get_scaling),
         cmocka_unit_test (test_deterministic),
         cmocka_unit_test (test_relays),
         cmocka_unit_test (test_loads),
