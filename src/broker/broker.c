@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <getopt.h>
 #include <signal.h>
+#include <pthread.h>
 #include <limits.h>
 #include <syslog.h>
 #include <sys/signalfd.h>
@@ -409,10 +410,82 @@ static char *module_path (const char *opt)
     return strdup (canopy_path (CANOPY_PATH_MODULES));
 }
 
-static void rmdir_if_temp (const char *dir, bool temp)
+/* A run directory the broker made for itself (started by a launcher
+ * without --rundir) goes when the broker goes, however it goes: the end
+ * of the teardown, and the exits of a failed startup (a bad interface
+ * hint, an unreachable PMI server, a module that will not load), which
+ * leave through log_*_exit's hook or exit(1) without the teardown.  What
+ * may be in it then is the broker's own socket (the KVS's channel socket
+ * goes with its module).
+ */
+static char temp_rundir[PATH_MAX];
+static char temp_socket[PATH_MAX];
+
+static void temp_rundir_remove (void)
 {
-    if (temp && dir)
-        (void)rmdir (dir);
+    if (temp_socket[0])
+        (void)unlink (temp_socket);
+    if (temp_rundir[0])
+        (void)rmdir (temp_rundir);
+}
+
+/* Until the wiring is done, a signal that would end the broker (a
+ * launcher stopping a job whose other rank failed, in the middle of the
+ * PMI exchange) removes the run directory first, then ends it as it
+ * would have (unlink and rmdir are async-signal-safe).  Only for signals
+ * whose disposition is the default.
+ */
+static const int startup_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+#define NSTARTUP (sizeof (startup_signals) / sizeof (startup_signals[0]))
+
+static void startup_signal (int sig)
+{
+    temp_rundir_remove ();
+    signal (sig, SIG_DFL);
+    raise (sig);
+}
+
+static void startup_signals_catch (struct sigaction *old)
+{
+    struct sigaction sa;
+    memset (&sa, 0, sizeof (sa));
+    sa.sa_handler = startup_signal;
+    sigemptyset (&sa.sa_mask);
+    for (size_t i = 0; i < NSTARTUP; i++) {
+        if (sigaction (startup_signals[i], NULL, &old[i]) == 0
+            && old[i].sa_handler == SIG_DFL)
+            (void)sigaction (startup_signals[i], &sa, NULL);
+    }
+}
+
+static void startup_signals_mask (int how)
+{
+    sigset_t set;
+    sigemptyset (&set);
+    for (size_t i = 0; i < NSTARTUP; i++)
+        sigaddset (&set, startup_signals[i]);
+    (void)pthread_sigmask (how, &set, NULL);
+}
+
+/* signals_init() has blocked them, so every thread started since (ZeroMQ's
+ * I/O threads) has them blocked: unblocked in this thread alone, they
+ * come here during the wiring and nowhere else
+ */
+static void startup_signals_wiring (void)
+{
+    startup_signals_mask (SIG_UNBLOCK);
+}
+
+/* after the wiring: blocked again, for the reactor's signalfd, and the
+ * dispositions as they were
+ */
+static void startup_signals_end (const struct sigaction *old)
+{
+    startup_signals_mask (SIG_BLOCK);
+    for (size_t i = 0; i < NSTARTUP; i++) {
+        if (old[i].sa_handler == SIG_DFL)
+            (void)sigaction (startup_signals[i], &old[i], NULL);
+    }
 }
 
 /* Each local client holds two descriptors of this process (its connection
@@ -453,7 +526,6 @@ int main (int argc, char *argv[])
         { NULL, 0, NULL, 0 },
     };
     bool have_rank = false, have_size = false, have_k = false;
-    bool temp_rundir = false;
     const char *modules = NULL;
     const char *modpath_opt = NULL;
     char *modpath = NULL;
@@ -464,6 +536,7 @@ int main (int argc, char *argv[])
     struct boot_config *bc = NULL;
     int c;
     char path[PATH_MAX];
+    struct sigaction startup_old[NSTARTUP];
     struct boot_pmi *pmi = NULL;
     canopy_error_t error;
 
@@ -542,7 +615,9 @@ int main (int argc, char *argv[])
         if (!mkdtemp (path))
             log_err_exit ("mkdtemp %s", path);
         b->rundir = strdup (path);
-        temp_rundir = true;
+        snprintf (temp_rundir, sizeof (temp_rundir), "%s", path);
+        log_set_exit_hook (temp_rundir_remove);
+        startup_signals_catch (startup_old);
     }
     snprintf (b->rankstr, sizeof (b->rankstr), "%u", b->rank);
     /* brokers started by 'canopy start' die with it */
@@ -571,6 +646,9 @@ int main (int argc, char *argv[])
         log_err_exit ("signals");
     if (!(b->overlay = overlay_create (b)))
         log_err_exit ("overlay");
+    /* the wiring may wait on a launcher that ends the job with SIGTERM */
+    if (temp_rundir[0])
+        startup_signals_wiring ();
     if (pmi) {
         if (boot_pmi_wire (pmi, b, &error) < 0)
             log_msg_exit ("rank %u: PMI bootstrap: %s", b->rank, error.text);
@@ -579,10 +657,14 @@ int main (int argc, char *argv[])
         boot_config_finish (b, bc);
     else
         boot_local_wire (b);
+    if (temp_rundir[0])
+        startup_signals_end (startup_old);
     snprintf (path, sizeof (path), "%s", attr_get (b->attrs, "local-uri", NULL)
                                          + strlen ("local://"));
     if (!(b->connector = connector_create (b, path)))
         log_err_exit ("cannot listen on %s", path);
+    if (temp_rundir[0])
+        snprintf (temp_socket, sizeof (temp_socket), "%s", path);
     if (!(modpath = module_path (modpath_opt)))
         log_err_exit ("module path");
     (void)attr_set (b->attrs, "module-path", modpath, 0, true);
@@ -592,8 +674,10 @@ int main (int argc, char *argv[])
         modules = attr_get (b->attrs, "broker.modules", NULL);
     if (!modules)
         modules = DEFAULT_MODULES;
-    if (load_modules (b, modules) < 0)
+    if (load_modules (b, modules) < 0) {
+        temp_rundir_remove ();
         exit (1);
+    }
     if (b->initial_argv && b->rank == 0
         && !(b->runat = runat_create (b, b->initial_argv, initial_program_exited)))
         log_err_exit ("initial program");
@@ -618,7 +702,7 @@ int main (int argc, char *argv[])
     logbuf_destroy (b->log);
     canopy_reactor_destroy (b->r);
     zmq_ctx_term (b->zctx);
-    rmdir_if_temp (b->rundir, temp_rundir);
+    temp_rundir_remove ();
     free (b->rundir);
     free (modpath);
     boot_config_destroy (bc);

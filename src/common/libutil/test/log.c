@@ -82,6 +82,53 @@ static void test_exit_variants (void **state)
     assert_non_null (strstr (err, strerror (EPERM)));
 }
 
+/* The exit hook runs once, before the flush, in the process that set it
+ * and not in a child forked after (a broker's run directory is not its
+ * task's to remove).
+ */
+static int hook_runs;
+static void hook (void)
+{
+    hook_runs++;
+    printf (" hook %d", hook_runs);
+}
+
+static void test_exit_hook (void **state)
+{
+    int po[2], status;
+    char out[256];
+    ssize_t n;
+    pid_t pid;
+
+    assert_int_equal (pipe (po), 0);
+    pid = fork ();
+    assert_true (pid >= 0);
+    if (pid == 0) {
+        dup2 (po[1], 1);
+        close (po[0]);
+        setvbuf (stdout, NULL, _IOFBF, 4096);
+        log_set_exit_hook (hook);
+        pid_t kid = fork ();
+        if (kid == 0) {
+            printf ("child");
+            log_msg_exit ("the child gives up");
+        }
+        waitpid (kid, NULL, 0);
+        printf (" parent");
+        log_msg_exit ("the parent gives up");
+    }
+    close (po[1]);
+    size_t len = 0;     /* to EOF: the two processes write separately */
+    while (len < sizeof (out) - 1
+           && (n = read (po[0], out + len, sizeof (out) - 1 - len)) > 0)
+        len += n;
+    out[len] = '\0';
+    close (po[0]);
+    assert_int_equal (waitpid (pid, &status, 0), pid);
+    assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 1);
+    assert_string_equal (out, "child parent hook 1");
+}
+
 static void test_msg_keeps_errno (void **state)
 {
     log_init ("t");
@@ -98,6 +145,7 @@ int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_exit_variants),
+        cmocka_unit_test (test_exit_hook),
         cmocka_unit_test (test_msg_keeps_errno),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
