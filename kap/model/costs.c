@@ -47,7 +47,6 @@ static const struct field fields[] = {
     F (sync_broker, 1.0),
     F (sync_module, 1.0),
     F (sync_client, 1.0),
-    F (get_broker, 1.0),
     F (get_module, 1.0),
     F (get_client, 1.0),
 };

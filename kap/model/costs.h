@@ -62,11 +62,12 @@ struct kap_costs {
     double sync_module;
     double sync_client;
     /* the same for the consumer phase's messages (lookups, loads and
-     * their answers), from a loaded consumer phase: kap-crowd sends its
-     * gets in bursts, and a burst costs each thread less per message
-     * than a loop of one request at a time
+     * their answers) on the module threads and the client, from a loaded
+     * consumer phase: kap-crowd sends its gets in bursts, and a burst
+     * costs each thread less per message than a loop of one request at
+     * a time.  None for the broker thread, which gets do not cross on
+     * the direct channel.
      */
-    double get_broker;
     double get_module;
     double get_client;
     /* machine: cores shared by every thread of every broker and the

@@ -727,10 +727,14 @@ static double job_cost (struct sim *s, struct server *sv, struct msg *m)
     double cost = job_cost_base (s, sv, m);
     double bytes = m->bytes + m->blob_bytes;
 
+    /* the consumer phase: no broker factor (on the direct channel gets
+     * do not cross the broker thread; loads that do are charged as the
+     * loops measured them)
+     */
     if (!sync_msg (m->type)) {
         switch (sv->thread) {
             case TH_BROKER:
-                return cost * s->c->get_broker;
+                return cost;
             case TH_KVS:
             case TH_CONTENT:
                 return cost * s->c->get_module;

@@ -35,7 +35,7 @@ static void unit_costs (struct kap_costs *c)
     c->load_send = 3;
     c->load_serve = 4;
     c->sync_broker = c->sync_module = c->sync_client = 1;
-    c->get_broker = c->get_module = c->get_client = 1;
+    c->get_module = c->get_client = 1;
 }
 
 static void test_one_broker (void **state)
@@ -162,7 +162,6 @@ static void test_get_scaling (void **state)
 
     kvsim_config_default (&cfg);
     unit_costs (&c);
-    c.get_broker = 2;
     c.get_module = 3;
     c.get_client = 0.5;
     assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
@@ -170,8 +169,16 @@ static void test_get_scaling (void **state)
      * ipc 10
      */
     assert_true (fabs (tstat_mean (&r.sync) - (7 + 10 + 1 + 4 + 56 + 1 + 10)) < 1e-9);
-    /* client 7x0.5, ipc 10, route 1x2, lookup 11x3, route 1x2, ipc 10 */
-    assert_true (fabs (tstat_mean (&r.get) - (3.5 + 10 + 2 + 33 + 2 + 10)) < 1e-9);
+    /* client 7x0.5, ipc 10, route 1 (not scaled), lookup 11x3, route 1,
+     * ipc 10
+     */
+    assert_true (fabs (tstat_mean (&r.get) - (3.5 + 10 + 1 + 33 + 1 + 10)) < 1e-9);
+    /* a costs file cannot name a broker factor for gets */
+    json_t *o = json_pack ("{s:f}", "get_broker", 2.0);
+    char errbuf[128];
+    assert_non_null (o);
+    assert_int_equal (kap_costs_from_json (&c, o, errbuf, sizeof (errbuf)), -1);
+    json_decref (o);
 }
 
 static void test_deterministic (void **state)
