@@ -394,10 +394,30 @@ static void listen_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, vo
     }
 }
 
+/* A response too large to frame becomes an EMSGSIZE error with the same
+ * matchtag and route, so that the client is answered instead of left
+ * waiting.  NULL on ENOMEM.
+ */
+static canopy_msg_t *too_large_response (const canopy_msg_t *rsp)
+{
+    canopy_msg_t *err;
+
+    if (!(err = canopy_msg_copy (rsp, false)))
+        return NULL;
+    if (canopy_msg_set_errnum (err, EMSGSIZE) < 0
+        || canopy_msg_set_string (err, "response too large for a local"
+                                  " connection") < 0) {
+        canopy_msg_decref (err);
+        return NULL;
+    }
+    return err;
+}
+
 bool direct_server_send (struct direct_server *ds, canopy_msg_t *msg, bool owned)
 {
     const char *hop;
     struct direct_conn *c;
+    canopy_msg_t *err = NULL;
     size_t size;
 
     if (!ds || canopy_msg_get_type (msg) != CANOPY_MSGTYPE_RESPONSE
@@ -406,8 +426,13 @@ bool direct_server_send (struct direct_server *ds, canopy_msg_t *msg, bool owned
         return false;
     if (!(c = hashmap_lookup (ds->conns, hop)) || c->dead)
         goto done;      /* the client has gone: drop the response */
-    if ((size = msg_frame_size (msg)) == 0)
-        goto done;
+    if ((size = msg_frame_size (msg)) == 0) {
+        if (!(err = too_large_response (msg))
+            || (size = msg_frame_size (err)) == 0) {
+            conn_kill (c, "cannot answer a response too large to send");
+            goto done;
+        }
+    }
     if (c->out_len - c->out_off + size > ds->out_limit) {
         conn_kill (c, "too much unread output");
         goto done;
@@ -432,12 +457,13 @@ bool direct_server_send (struct direct_server *ds, canopy_msg_t *msg, bool owned
         }
     }
     /* the hop stays on the stack: the client matches by matchtag only */
-    msg_frame_encode_into (msg, c->out + c->out_len, size);
+    msg_frame_encode_into (err ? err : msg, c->out + c->out_len, size);
     c->out_len += size;
     ds->stats.responses++;
     if (!list_node_linked (&c->dirty_node))
         list_add_tail (&ds->dirty, &c->dirty_node);
 done:
+    canopy_msg_decref (err);
     if (owned)
         canopy_msg_decref (msg);
     return true;
@@ -542,10 +568,11 @@ void direct_server_destroy (struct direct_server *ds)
         /* flush, best effort, then close each without telling the module
          * (it is going away)
          */
-        while ((key = hashmap_first (ds->conns, (void **)&c))) {
+        for (key = hashmap_first (ds->conns, (void **)&c); key;
+             key = hashmap_next (ds->conns, (void **)&c)) {
             if (!c->dead)
                 (void)conn_flush (c);
-            (void)hashmap_take (ds->conns, key);
+            (void)hashmap_take (ds->conns, key);    /* allowed: just returned */
             conn_free (c);
         }
         hashmap_destroy (ds->conns);

@@ -166,6 +166,22 @@ static void burst_cb (canopy_t *h, canopy_msg_handler_t *mh,
     pthread_mutex_unlock (&m->lock);
 }
 
+/* A response too large to frame (its payload alone is the limit; the
+ * pages of the buffer are never touched, so it costs no memory).
+ */
+static void huge_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                     const canopy_msg_t *msg, void *arg)
+{
+    canopy_msg_t *rsp = canopy_response_derive (msg, 0);
+    void *data = malloc (CANOPY_MSG_SIZE_MAX);
+
+    assert_non_null (rsp);
+    assert_non_null (data);
+    assert_int_equal (canopy_msg_set_payload_nocopy (rsp, data, CANOPY_MSG_SIZE_MAX), 0);
+    assert_int_equal (canopy_send (h, rsp, 0), 0);
+    canopy_msg_decref (rsp);
+}
+
 static void quit_cb (canopy_t *h, canopy_msg_handler_t *mh,
                      const canopy_msg_t *msg, void *arg)
 {
@@ -191,6 +207,7 @@ static const struct canopy_msg_handler_spec htab[] = {
     { CANOPY_MSGTYPE_REQUEST, "kvs.hold", hold_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "kvs.quit", quit_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "kvs.burst", burst_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "kvs.huge", huge_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "kvs.disconnect", disconnect_cb, CANOPY_ROLE_ALL },
     CANOPY_MSGHANDLER_TABLE_END,
 };
@@ -458,11 +475,10 @@ static void test_module_lost (void **state)
     canopy_close (h2);
 }
 
-/* A client that stops reading is dropped once its unread output passes
- * the limit; here the limit is not reachable in a test, so check the
- * other half of flow control: a client that writes far faster than the
- * module answers is held back by its socket, and every request is
- * answered, in order.
+/* The other half of flow control (test_overflow_kill drops a client
+ * whose unread output passes the limit): a client that writes far faster
+ * than the module answers is held back by its socket, and every request
+ * is answered, in order.
  */
 static void test_flood (void **state)
 {
@@ -515,6 +531,27 @@ static void test_overflow_kill (void **state)
     module_stop (m, h2);
     canopy_close (h);
     canopy_close (h2);
+}
+
+/* A response too large to send is answered with EMSGSIZE in its place
+ * (it was dropped, and the client waited for ever); the connection
+ * goes on.
+ */
+static void test_too_large (void **state)
+{
+    struct module *m = module_start ();
+    canopy_t *h = client_open ();
+    canopy_future_t *f;
+
+    assert_non_null ((f = canopy_rpc (h, "kvs.huge", NULL, CANOPY_NODEID_ANY, 0)));
+    assert_int_equal (canopy_future_wait_for (f, 30.), 0);
+    assert_int_equal (canopy_rpc_get (f, NULL), -1);
+    assert_int_equal (errno, EMSGSIZE);
+    assert_non_null (strstr (canopy_future_error_string (f), "too large"));
+    canopy_future_destroy (f);
+    assert_string_equal (via (h, "kvs.echo", CANOPY_NODEID_ANY), "direct");
+    module_stop (m, h);
+    canopy_close (h);
 }
 
 /* A client whose first request found nobody listening stays with the
@@ -588,6 +625,7 @@ int main (void)
         cmocka_unit_test (test_module_lost),
         cmocka_unit_test (test_flood),
         cmocka_unit_test (test_overflow_kill),
+        cmocka_unit_test (test_too_large),
         cmocka_unit_test (test_broker_when_absent_or_off),
         cmocka_unit_test (test_protocol_error),
     };
