@@ -819,10 +819,12 @@ static void child_hello (struct overlay *ov, struct child *c, const canopy_msg_t
     if (c->state == CHILD_ONLINE && strcmp (c->uuid, uuid) != 0)
         child_lost (ov, c, "restarted");
     else if (c->state == CHILD_ONLINE && session == c->session) {
-        /* a retry that crossed our welcome: nothing was lost */
-        broker_log (b, LOG_DEBUG, "duplicate hello from rank %u (session %d): ignored",
-                    c->rank, session);
-        return;
+        /* a retry that crossed our welcome, or one whose welcome was lost
+         * (a full queue, a link that dropped while the child joined):
+         * nothing it was sent is lost, so fail nothing; welcome it again
+         */
+        broker_log (b, LOG_DEBUG, "duplicate hello from rank %u (session %d):"
+                    " welcomed again", c->rank, session);
     }
     else if (c->state == CHILD_ONLINE) {
         /* it lost us for a while: its answers to what we sent may be gone */
