@@ -26,7 +26,6 @@
 #include <unistd.h>
 #include <getopt.h>
 #include <signal.h>
-#include <pthread.h>
 #include <limits.h>
 #include <syslog.h>
 #include <sys/signalfd.h>
@@ -47,7 +46,6 @@
 #include "topology.h"
 #include "boot_pmi.h"
 #include "boot_config.h"
-
 
 #define SHUTDOWN_CHILD_TIMEOUT 20.0
 #define DEFAULT_MODULES "content,content-sqlite,kvs,resource,exec"
@@ -245,6 +243,29 @@ static int setattr_arg (struct broker *b, const char *arg)
     return rc;
 }
 
+/* The attributes that name the run directory and the local sockets. */
+static int rundir_attrs (struct broker *b, bool local_boot)
+{
+    char buf[PATH_MAX];
+    attr_table_t *a = b->attrs;
+
+    if (attr_set (a, "rundir", b->rundir, ATTR_IMMUTABLE, true) < 0)
+        return -1;
+    if (local_boot || !attr_get (a, "local-uri", NULL))
+        snprintf (buf, sizeof (buf), "local://%s/local-%u", b->rundir, b->rank);
+    else
+        snprintf (buf, sizeof (buf), "%s", attr_get (a, "local-uri", NULL));
+    if (attr_set (a, "local-uri", buf, ATTR_IMMUTABLE, true) < 0)
+        return -1;
+    if (b->rank > 0 && local_boot) {
+        snprintf (buf, sizeof (buf), "local://%s/local-%d", b->rundir,
+                  topology_parent (b->rank, b->k));
+        if (attr_set (a, "parent-uri", buf, ATTR_IMMUTABLE, true) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int init_attrs (struct broker *b)
 {
     char buf[PATH_MAX];
@@ -262,23 +283,13 @@ static int init_attrs (struct broker *b)
         || attr_set_uint (a, "broker.pid", getpid (), ATTR_IMMUTABLE) < 0
         || attr_set_uint (a, "instance-owner", b->owner, ATTR_IMMUTABLE) < 0
         || attr_set (a, "version", PACKAGE_VERSION, ATTR_IMMUTABLE, true) < 0
-        || attr_set (a, "hostname", host, ATTR_IMMUTABLE, true) < 0
-        || attr_set (a, "rundir", b->rundir, ATTR_IMMUTABLE, true) < 0)
+        || attr_set (a, "hostname", host, ATTR_IMMUTABLE, true) < 0)
         return -1;
     if (!method && attr_set (a, "broker.boot-method", "local", ATTR_IMMUTABLE, true) < 0)
         return -1;
-    if (local_boot || !attr_get (a, "local-uri", NULL))
-        snprintf (buf, sizeof (buf), "local://%s/local-%u", b->rundir, b->rank);
-    else
-        snprintf (buf, sizeof (buf), "%s", attr_get (a, "local-uri", NULL));
-    if (attr_set (a, "local-uri", buf, ATTR_IMMUTABLE, true) < 0)
+    /* without a run directory yet, temp_rundir_create sets these */
+    if (b->rundir && rundir_attrs (b, local_boot) < 0)
         return -1;
-    if (b->rank > 0 && local_boot) {
-        snprintf (buf, sizeof (buf), "local://%s/local-%d", b->rundir,
-                  topology_parent (b->rank, b->k));
-        if (attr_set (a, "parent-uri", buf, ATTR_IMMUTABLE, true) < 0)
-            return -1;
-    }
     snprintf (buf, sizeof (buf), "%.6f", walltime ());
     if (attr_set (a, "broker.starttime", buf, ATTR_IMMUTABLE, true) < 0)
         return -1;
@@ -410,13 +421,14 @@ static char *module_path (const char *opt)
     return strdup (canopy_path (CANOPY_PATH_MODULES));
 }
 
-/* A run directory the broker made for itself (started by a launcher
- * without --rundir) goes when the broker goes, however it goes: the end
- * of the teardown, and the exits of a failed startup (a bad interface
- * hint, an unreachable PMI server, a module that will not load), which
- * leave through log_*_exit's hook or exit(1) without the teardown.  What
- * may be in it then is the broker's own socket (the KVS's channel socket
- * goes with its module).
+/* A run directory the broker makes for itself (started by a launcher, or
+ * alone, without --rundir) is made only once the overlay is wired (the
+ * wiring does not use it), so a broker that fails to start or is ended by
+ * its launcher during the wiring leaves nothing.  From then on it goes
+ * when the broker goes: at the end of the teardown, or through
+ * log_*_exit's hook or exit(1) on a later failed start (a module that
+ * will not load).  What may be in it then is the broker's own socket (the
+ * KVS's channel socket goes with its module).
  */
 static char temp_rundir[PATH_MAX];
 static char temp_socket[PATH_MAX];
@@ -429,63 +441,21 @@ static void temp_rundir_remove (void)
         (void)rmdir (temp_rundir);
 }
 
-/* Until the wiring is done, a signal that would end the broker (a
- * launcher stopping a job whose other rank failed, in the middle of the
- * PMI exchange) removes the run directory first, then ends it as it
- * would have (unlink and rmdir are async-signal-safe).  Only for signals
- * whose disposition is the default.
- */
-static const int startup_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
-#define NSTARTUP (sizeof (startup_signals) / sizeof (startup_signals[0]))
-
-static void startup_signal (int sig)
+static void temp_rundir_create (struct broker *b)
 {
-    temp_rundir_remove ();
-    signal (sig, SIG_DFL);
-    raise (sig);
-}
+    const char *tmp = getenv ("TMPDIR");
+    char path[PATH_MAX];
 
-static void startup_signals_catch (struct sigaction *old)
-{
-    struct sigaction sa;
-    memset (&sa, 0, sizeof (sa));
-    sa.sa_handler = startup_signal;
-    sigemptyset (&sa.sa_mask);
-    for (size_t i = 0; i < NSTARTUP; i++) {
-        if (sigaction (startup_signals[i], NULL, &old[i]) == 0
-            && old[i].sa_handler == SIG_DFL)
-            (void)sigaction (startup_signals[i], &sa, NULL);
-    }
-}
-
-static void startup_signals_mask (int how)
-{
-    sigset_t set;
-    sigemptyset (&set);
-    for (size_t i = 0; i < NSTARTUP; i++)
-        sigaddset (&set, startup_signals[i]);
-    (void)pthread_sigmask (how, &set, NULL);
-}
-
-/* signals_init() has blocked them, so every thread started since (ZeroMQ's
- * I/O threads) has them blocked: unblocked in this thread alone, they
- * come here during the wiring and nowhere else
- */
-static void startup_signals_wiring (void)
-{
-    startup_signals_mask (SIG_UNBLOCK);
-}
-
-/* after the wiring: blocked again, for the reactor's signalfd, and the
- * dispositions as they were
- */
-static void startup_signals_end (const struct sigaction *old)
-{
-    startup_signals_mask (SIG_BLOCK);
-    for (size_t i = 0; i < NSTARTUP; i++) {
-        if (old[i].sa_handler == SIG_DFL)
-            (void)sigaction (startup_signals[i], &old[i], NULL);
-    }
+    snprintf (path, sizeof (path), "%s/canopy-XXXXXX", tmp ? tmp : "/tmp");
+    if (!mkdtemp (path))
+        log_err_exit ("mkdtemp %s", path);
+    snprintf (temp_rundir, sizeof (temp_rundir), "%s", path);
+    log_set_exit_hook (temp_rundir_remove);
+    if (!(b->rundir = strdup (path)))
+        log_msg_exit ("out of memory");
+    /* as init_attrs would have set them: no boot method was known then */
+    if (rundir_attrs (b, true) < 0)
+        log_err_exit ("attributes");
 }
 
 /* Each local client holds two descriptors of this process (its connection
@@ -536,7 +506,6 @@ int main (int argc, char *argv[])
     struct boot_config *bc = NULL;
     int c;
     char path[PATH_MAX];
-    struct sigaction startup_old[NSTARTUP];
     struct boot_pmi *pmi = NULL;
     canopy_error_t error;
 
@@ -609,16 +578,6 @@ int main (int argc, char *argv[])
     if (!have_rank && boot_pmi_wanted ()
         && !(pmi = boot_pmi_create (&b->rank, &b->size, &error)))
         log_msg_exit ("PMI bootstrap: %s", error.text);
-    if (!b->rundir) {
-        const char *tmp = getenv ("TMPDIR");
-        snprintf (path, sizeof (path), "%s/canopy-XXXXXX", tmp ? tmp : "/tmp");
-        if (!mkdtemp (path))
-            log_err_exit ("mkdtemp %s", path);
-        b->rundir = strdup (path);
-        snprintf (temp_rundir, sizeof (temp_rundir), "%s", path);
-        log_set_exit_hook (temp_rundir_remove);
-        startup_signals_catch (startup_old);
-    }
     snprintf (b->rankstr, sizeof (b->rankstr), "%u", b->rank);
     /* brokers started by 'canopy start' die with it */
     if (getenv ("CANOPY_START_PID"))
@@ -646,9 +605,6 @@ int main (int argc, char *argv[])
         log_err_exit ("signals");
     if (!(b->overlay = overlay_create (b)))
         log_err_exit ("overlay");
-    /* the wiring may wait on a launcher that ends the job with SIGTERM */
-    if (temp_rundir[0])
-        startup_signals_wiring ();
     if (pmi) {
         if (boot_pmi_wire (pmi, b, &error) < 0)
             log_msg_exit ("rank %u: PMI bootstrap: %s", b->rank, error.text);
@@ -657,8 +613,8 @@ int main (int argc, char *argv[])
         boot_config_finish (b, bc);
     else
         boot_local_wire (b);
-    if (temp_rundir[0])
-        startup_signals_end (startup_old);
+    if (!b->rundir)
+        temp_rundir_create (b);
     snprintf (path, sizeof (path), "%s", attr_get (b->attrs, "local-uri", NULL)
                                          + strlen ("local://"));
     if (!(b->connector = connector_create (b, path)))
