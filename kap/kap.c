@@ -39,6 +39,7 @@
 #include "kap_stats.h"
 #include "kap_report.h"
 #include "kap_gate.h"
+#include "src/common/libutil/monotime.h"
 
 enum {
     KAP_NAME_MAX = 512,
@@ -71,21 +72,6 @@ struct kap_ctx {
     long errors;
     unsigned char *buf;
 };
-
-/* The clock ranks on different nodes share best (sync_timeline). */
-static double realtime (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_REALTIME, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static double now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void vsay (struct kap_ctx *ctx, const char *fmt, va_list ap)
     __attribute__ ((format (printf, 2, 0)));
@@ -332,21 +318,21 @@ static void producer_phase (struct kap_ctx *ctx)
 {
     const struct kap_config *cfg = &ctx->cfg;
     char key[KAP_NAME_MAX], name[KAP_NAME_MAX], what[64];
-    double t0 = now (), a, b;
+    double t0 = monotime (), a, b;
 
     for (int it = 0; it < cfg->iter_producer; it++) {
         for (int k = 0; k < cfg->keys_per_iter; k++) {
             kap_key (cfg, it, ctx->rank, k, key, sizeof (key));
             kap_value_fill (cfg, it, ctx->rank, k, ctx->buf);
-            a = now ();
+            a = monotime ();
             if (kvs_put_raw (ctx->h, key, ctx->buf, cfg->value_size) < 0)
                 die (ctx, "kvs_put %s: %s", key, kvs_error (ctx));
-            b = now ();
+            b = monotime ();
             tstat_push (&ctx->stat[KAP_PUT], b - a);
         }
         if (cfg->iter_commit > 0 && (it + 1) % cfg->iter_commit == 0) {
             int rc;
-            a = now ();
+            a = monotime ();
             if (cfg->commit_type == KAP_COMMIT_FENCE) {
                 snprintf (what, sizeof (what), "commit.%d", it);
                 kap_name (cfg, what, name, sizeof (name));
@@ -354,7 +340,7 @@ static void producer_phase (struct kap_ctx *ctx)
             }
             else
                 rc = kvs_commit (ctx->h, 0);
-            b = now ();
+            b = monotime ();
             if (rc < 0)
                 die (ctx, "%s at iteration %d: %s",
                      cfg->commit_type == KAP_COMMIT_FENCE ? "kvs_fence"
@@ -363,7 +349,7 @@ static void producer_phase (struct kap_ctx *ctx)
             tstat_push (&ctx->stat[KAP_COMMIT], b - a);
         }
     }
-    ctx->wall[KAP_PHASE_PRODUCER] = now () - t0;
+    ctx->wall[KAP_PHASE_PRODUCER] = monotime () - t0;
 }
 
 static int wait_causal_event (struct kap_ctx *ctx, const char *topic)
@@ -387,8 +373,8 @@ static void sync_phase (struct kap_ctx *ctx)
     bool producer = kap_is_producer (cfg, ctx->rank);
     bool consumer = kap_is_consumer (cfg, ctx->rank);
     char name[KAP_NAME_MAX];
-    double t0 = now ();
-    double enter = realtime ();
+    double t0 = monotime ();
+    double enter = walltime ();     /* shared across nodes: sync_timeline */
 
     if (!producer && !consumer)
         return;
@@ -421,8 +407,8 @@ static void sync_phase (struct kap_ctx *ctx)
                 die (ctx, "kvs_wait_version %d: %s", version, kvs_error (ctx));
         }
     }
-    ctx->wall[KAP_PHASE_SYNC] = now () - t0;
-    ctx->sync_answer = realtime ();
+    ctx->wall[KAP_PHASE_SYNC] = monotime () - t0;
+    ctx->sync_answer = walltime ();
     ctx->sync_enter = enter;
     tstat_push (&ctx->stat[KAP_SYNC], ctx->wall[KAP_PHASE_SYNC]);
 }
@@ -467,9 +453,9 @@ static void consume_one (struct kap_ctx *ctx, int it, int p, int k)
     int rc;
 
     kap_key (cfg, it, p, k, key, sizeof (key));
-    a = now ();
+    a = monotime ();
     rc = kvs_get_raw (ctx->h, key, &data, &len);
-    b = now ();
+    b = monotime ();
     tstat_push (&ctx->stat[KAP_GET], b - a);
     if (rc < 0) {
         if (ctx->errors++ < KAP_MAX_REPORTED)
@@ -490,7 +476,7 @@ static void consumer_phase (struct kap_ctx *ctx)
 
     if (cfg->read_rank >= 0 && kvs_set_rank (ctx->h, cfg->read_rank) < 0)
         die (ctx, "kvs_set_rank %d: %s", cfg->read_rank, strerror (errno));
-    t0 = now ();
+    t0 = monotime ();
 
     for (int it = 0; it < cfg->iter_consumer; it++) {
         for (int i = 1; i <= cfg->access_count; i++) {
@@ -499,7 +485,7 @@ static void consumer_phase (struct kap_ctx *ctx)
                 consume_one (ctx, it, p, k);
         }
     }
-    ctx->wall[KAP_PHASE_CONSUMER] = now () - t0;
+    ctx->wall[KAP_PHASE_CONSUMER] = monotime () - t0;
 }
 
 static void vac_reduce_op (void *in, void *inout, int *len, MPI_Datatype *type)
@@ -672,18 +658,18 @@ int main (int argc, char *argv[])
     }
     quiet_barrier (&ctx);     /* the setup barrier: the timed phases start */
 
-    double t0 = now ();
+    double t0 = monotime ();
     if (kap_is_producer (&ctx.cfg, ctx.rank))
         producer_phase (&ctx);
     sync_phase (&ctx);
-    double t1 = now ();
+    double t1 = monotime ();
     if (ctx.cfg.inject_corruption)
         inject_corruption (&ctx);
-    double t2 = now ();
+    double t2 = monotime ();
     if (kap_is_consumer (&ctx.cfg, ctx.rank))
         consumer_phase (&ctx);
     if (ctx.rank < ctx.cfg.nprocs)
-        ctx.wall[KAP_PHASE_TOTAL] = (now () - t2) + (t1 - t0);
+        ctx.wall[KAP_PHASE_TOTAL] = (monotime () - t2) + (t1 - t0);
 
     gather_results (&ctx, &res);
     node_fini (&ctx);

@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <linux/futex.h>
 #include "kap_gate.h"
+#include "src/common/libutil/monotime.h"
 
 static long futex (uint32_t *word, int op, uint32_t val,
                    const struct timespec *timeout)
@@ -45,21 +46,14 @@ void kap_gate_wait (struct kap_gate *g)
         (void)futex (&g->generation, FUTEX_WAIT, gen, NULL);
 }
 
-static double mono (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 int kap_gate_ready (struct kap_gate *g, double timeout)
 {
-    double deadline = mono () + timeout;
+    double deadline = monotime () + timeout;
     uint32_t n;
 
     while ((n = __atomic_load_n (&g->arrived, __ATOMIC_SEQ_CST))
            < __atomic_load_n (&g->others, __ATOMIC_SEQ_CST)) {
-        double left = deadline - mono ();
+        double left = deadline - monotime ();
         if (left <= 0) {
             errno = ETIMEDOUT;
             return -1;

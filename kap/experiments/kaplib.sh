@@ -77,8 +77,8 @@ kap_mpirun () {
 # stole (ran something else while this VM wanted the CPU); 0 0 without
 # /proc/stat.
 kap_cpustat () {
-    awk '/^cpu / { t = 0; for (i = 2; i <= 9; i++) t += $i; print t, $9; exit }
-         END { if (NR == 0) print 0, 0 }' /proc/stat 2>/dev/null || echo 0 0
+    awk '/^cpu / { t = 0; for (i = 2; i <= 9; i++) t += $i; print t, $9; exit }' \
+        /proc/stat 2>/dev/null || echo 0 0
 }
 
 # Percent of the CPU time between two kap_cpustat readings that was

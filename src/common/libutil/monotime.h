@@ -9,7 +9,8 @@ double monotime (void);
 void monotime_ts (struct timespec *ts);
 /* Elapsed milliseconds since *t0. */
 double monotime_since_ms (const struct timespec *t0);
-/* Wall-clock seconds since the epoch (CLOCK_REALTIME, nanoseconds). */
+/* Wall-clock seconds since the epoch (CLOCK_REALTIME; as a double, to
+ * about 0.2 us today). */
 double walltime (void);
 /* CPU seconds the calling thread has used (CLOCK_THREAD_CPUTIME_ID): what
  * a piece of work cost, unaffected by time spent preempted.

@@ -54,7 +54,6 @@
 #include "src/common/libkvs/treeobj.h"
 #include "fence.h"
 
-#define FINISHED_KEEP 300.0     /* seconds a finished name is remembered */
 
 struct waiter {
     canopy_msg_t *msg;
@@ -1112,7 +1111,7 @@ void fence_timer (struct fence_table *ft, double now)
     for (const char *k = hashmap_first (ft->finished, &val); k;
          k = hashmap_next (ft->finished, &val)) {
         struct finished *fin = val;
-        if (now - fin->when > FINISHED_KEEP) {
+        if (now - fin->when > FENCE_FINISHED_KEEP) {
             char key[300];
             snprintf (key, sizeof (key), "%s", k);
             (void)hashmap_delete (ft->finished, key);

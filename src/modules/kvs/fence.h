@@ -25,7 +25,7 @@
  * lists it among its errors.  Failures (mismatched nprocs/flags, too many
  * participants, a participant that disconnected, a timeout, an abort, a
  * bad transaction) are decided on rank 0, which remembers finished names
- * for FINISHED_KEEP (300 s) so that late joiners get the same answer: a
+ * for FENCE_FINISHED_KEEP seconds so that late joiners get the same answer: a
  * fence name cannot be reused for that long (EINVAL "fence already
  * complete: too many participants", or the fence's own error).
  */
@@ -33,6 +33,8 @@
 #define CANOPY_KVS_FENCE_H
 
 #include <stdbool.h>
+
+#define FENCE_FINISHED_KEEP 300     /* seconds a finished name is remembered */
 #include <jansson.h>
 #include "src/common/libkvs/blobtab.h"
 #include "kvs_ctx.h"

@@ -423,17 +423,17 @@ static void fence_status_cb (canopy_t *h, canopy_msg_handler_t *mh,
     }
     if (fence_status (ctx->fences, name, &o) < 0) {
         int e = errno;
+        char text[80];
+        snprintf (text, sizeof (text), "no such fence (or finished over %d"
+                  " seconds ago)", FENCE_FINISHED_KEEP);
         canopy_respond_error (h, msg, e,
-                              e == ENOENT ? "no such fence (or finished over 5 minutes ago)"
+                              e == ENOENT ? text
                               : e == EINVAL ? "kvs.fence-status is answered by rank 0"
                               : NULL);
         return;
     }
-    char *s = json_fast_dumps (o, JSON_COMPACT);
-    json_decref (o);
-    if (!s || canopy_respond (h, msg, s) < 0)
-        canopy_respond_error (h, msg, ENOMEM, NULL);
-    free (s);
+    if (canopy_respond_pack (h, msg, "o", o) < 0)   /* takes o */
+        canopy_respond_error (h, msg, errno, NULL);
 }
 
 static void dropcache_cb (canopy_t *h, canopy_msg_handler_t *mh,
