@@ -87,6 +87,7 @@ struct connector {
     struct list_node dirty;     /* clients with pending output */
     canopy_watcher_t *flush_w;  /* prepare: sends pending output */
     canopy_watcher_t *retry_w;  /* accept again after EMFILE */
+    unsigned long pauses;       /* of the current EMFILE episode (0: none) */
 };
 
 static void client_input (struct client *cl);
@@ -388,11 +389,12 @@ static void listen_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, vo
         if (fd < 0) {
             if (errno == EMFILE || errno == ENFILE) {
                 /* out of descriptors: pause instead of spinning on the
-                 * readable socket (and flooding the log); the client
-                 * waits in the backlog
+                 * readable socket; the client waits in the backlog.  Said
+                 * once per episode, not every pause.
                  */
-                broker_log (b, LOG_ERR, "accept: %s (retrying in %.1f s)",
-                            strerror (errno), ACCEPT_BACKOFF);
+                if (c->pauses++ == 0)
+                    broker_log (b, LOG_ERR, "accept: %s (retrying every %.1f s)",
+                                strerror (errno), ACCEPT_BACKOFF);
                 canopy_watcher_stop (c->w);
                 canopy_timer_watcher_reset (c->retry_w, ACCEPT_BACKOFF, 0);
                 canopy_watcher_start (c->retry_w);
@@ -400,6 +402,10 @@ static void listen_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, vo
             else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
                 broker_log (b, LOG_ERR, "accept: %s", strerror (errno));
             return;
+        }
+        if (c->pauses) {
+            broker_log (b, LOG_INFO, "accepting again after %lu pauses", c->pauses);
+            c->pauses = 0;
         }
         if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
             broker_log (b, LOG_ERR, "SO_PEERCRED: %s", strerror (errno));

@@ -81,6 +81,7 @@ struct direct_server {
     canopy_watcher_t *prep_w;
     canopy_watcher_t *idle_w;
     canopy_watcher_t *retry_w;      /* accept again after EMFILE */
+    unsigned long pauses;           /* of the current EMFILE episode */
     canopy_watcher_t *reap_w;       /* idle: frees killed connections */
     struct list_node dead;
     hashmap_t *conns;               /* hop -> struct direct_conn (owned) */
@@ -356,10 +357,13 @@ static void listen_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, vo
         if (fd < 0) {
             if (errno == EMFILE || errno == ENFILE) {
                 /* out of descriptors: do not spin on the readable socket;
-                 * try again in a while (the client waits in the backlog)
+                 * try again in a while (the client waits in the backlog).
+                 * Said once per episode, not every pause.
                  */
-                canopy_log (ds->h, LOG_ERR, "direct %s: accept: %s (retrying in %.1f s)",
-                            ds->service, strerror (errno), ACCEPT_BACKOFF);
+                if (ds->pauses++ == 0)
+                    canopy_log (ds->h, LOG_ERR, "direct %s: accept: %s (retrying"
+                                " every %.1f s)", ds->service, strerror (errno),
+                                ACCEPT_BACKOFF);
                 canopy_watcher_stop (ds->listen_w);
                 canopy_timer_watcher_reset (ds->retry_w, ACCEPT_BACKOFF, 0);
                 canopy_watcher_start (ds->retry_w);
@@ -368,6 +372,11 @@ static void listen_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, vo
                 canopy_log (ds->h, LOG_ERR, "direct %s: accept: %s",
                             ds->service, strerror (errno));
             return;
+        }
+        if (ds->pauses) {
+            canopy_log (ds->h, LOG_INFO, "direct %s: accepting again after %lu"
+                        " pauses", ds->service, ds->pauses);
+            ds->pauses = 0;
         }
         if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0
             || !(c = calloc (1, sizeof (*c)))) {
