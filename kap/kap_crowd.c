@@ -33,9 +33,9 @@
 #include <stdarg.h>
 #include <float.h>
 #include <time.h>
-#include <sys/resource.h>
 #include <canopy/canopy.h>
 #include "src/common/libutil/monotime.h"
+#include "src/common/libutil/fdutil.h"
 #include "kap_opts.h"
 #include "kap_roles.h"
 #include "kap_stats.h"
@@ -432,19 +432,6 @@ static void start (struct part *p)
 
 /* Set-up */
 
-static void raise_fd_limit (int want)
-{
-    struct rlimit rl;
-
-    if (getrlimit (RLIMIT_NOFILE, &rl) < 0)
-        return;
-    if (rl.rlim_cur < (rlim_t)want) {
-        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > (rlim_t)want
-                      ? (rlim_t)want : rl.rlim_max;
-        (void)setrlimit (RLIMIT_NOFILE, &rl);
-    }
-}
-
 static char *xstrdup (const char *s)
 {
     char *d = strdup (s);
@@ -510,7 +497,8 @@ static void connect_all (struct crowd *c)
 {
     canopy_error_t error;
 
-    raise_fd_limit (3 * c->nparts + 64);    /* a handle: socket, epoll, KVS channel */
+    /* a handle: socket, epoll, KVS channel; best effort */
+    (void)fd_raise_limit (3ul * c->nparts + 64);
     for (int i = 0; i < c->nparts; i++) {
         struct part *p = &c->parts[i];
         p->c = c;

@@ -32,11 +32,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <zmq.h>
 #include <canopy/canopy.h>
 #include "src/common/libutil/log.h"
 #include "src/common/libutil/monotime.h"
+#include "src/common/libutil/fdutil.h"
 #include "src/common/libutil/installpaths.h"
 #include "broker.h"
 #include "overlay.h"
@@ -465,17 +465,7 @@ static void temp_rundir_create (struct broker *b)
  */
 static void raise_fd_limit (void)
 {
-    struct rlimit rl;
-    rlim_t want = 1 << 20;
-
-    if (getrlimit (RLIMIT_NOFILE, &rl) < 0)
-        return;
-    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want)
-        want = rl.rlim_max;
-    if (rl.rlim_cur < want) {
-        rl.rlim_cur = want;
-        (void)setrlimit (RLIMIT_NOFILE, &rl);
-    }
+    (void)fd_raise_limit (1ul << 20);
 }
 
 int main (int argc, char *argv[])

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <errno.h>
+#include <sys/resource.h>
 #include "fdutil.h"
 
 static int set_fl (int fd, int flag, int on)
@@ -74,4 +75,20 @@ ssize_t read_all (int fd, void *buf, size_t len)
         done += n;
     }
     return done;
+}
+
+int fd_raise_limit (unsigned long want)
+{
+    struct rlimit rl;
+
+    if (getrlimit (RLIMIT_NOFILE, &rl) < 0)
+        return -1;
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < (rlim_t)want)
+        want = rl.rlim_max;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)want) {
+        rl.rlim_cur = want;
+        if (setrlimit (RLIMIT_NOFILE, &rl) < 0)
+            return -1;
+    }
+    return 0;
 }
