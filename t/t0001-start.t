@@ -41,6 +41,18 @@ test_expect_success 'bad options are refused' '
 	test_must_fail canopy start --exit-timeout=0 true &&
 	test_must_fail canopy start --wrap=, true
 '
+# Regression: the temporary run directory was made before --wrap was
+# checked, and an empty --wrap left it behind.
+test_expect_success 'an instance that refuses to start leaves no run directory' '
+	own=$(mktemp -d) &&
+	test_must_fail env TMPDIR=$own canopy start --wrap=, true 2>err &&
+	grep "needs a command" err &&
+	test_must_fail env TMPDIR=$own/$(printf "%080d" 0) canopy start true 2>err &&
+	grep "too long" err &&
+	ls -A $own >left &&
+	rmdir $own &&
+	test_must_be_empty left
+'
 test_expect_success '--wrap runs every broker under another program' '
 	canopy start -n 2 --wrap=env,CANOPY_T0001_WRAPPED=yes -- \
 		sh -c "echo \$CANOPY_T0001_WRAPPED" >wrap.out &&

@@ -266,28 +266,6 @@ int main (int argc, char *argv[])
         bopts[nbopts++] = xstrdup ("--verbose");
     if (!(broker = getenv ("CANOPY_BROKER_PATH")))
         log_msg_exit ("CANOPY_BROKER_PATH is not set (run as 'canopy start')");
-    if (!rundir) {
-        const char *tmp = getenv ("TMPDIR");
-        snprintf (buf, sizeof (buf), "%s/canopy-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-        if (!mkdtemp (buf))
-            log_err_exit ("cannot create run directory %s", buf);
-        rundir = xstrdup (buf);
-        temp_rundir = true;
-    }
-    else if (mkdir (rundir, 0700) < 0 && errno != EEXIST)
-        log_err_exit ("mkdir %s", rundir);
-    if (strlen (rundir) > 80)
-        log_msg_exit ("run directory path too long for UNIX sockets: %s", rundir);
-    if (statedir) {
-        char *abs;
-        if (mkdir (statedir, 0700) < 0 && errno != EEXIST)
-            log_err_exit ("cannot create the state directory %s", statedir);
-        if (!(abs = realpath (statedir, NULL)))
-            log_err_exit ("state directory %s", statedir);
-        free (statedir);
-        statedir = abs;
-    }
-
     if (wrap) {
         /* split CMD,ARG,... in place: wrapv points into 'wrap' */
         wrapv = xzmalloc (sizeof (char *) * (strlen (wrap) + 2));
@@ -297,6 +275,30 @@ int main (int argc, char *argv[])
         if (nwrap == 0)
             log_msg_exit ("--wrap needs a command");
     }
+    if (statedir) {
+        char *abs;
+        if (mkdir (statedir, 0700) < 0 && errno != EEXIST)
+            log_err_exit ("cannot create the state directory %s", statedir);
+        if (!(abs = realpath (statedir, NULL)))
+            log_err_exit ("state directory %s", statedir);
+        free (statedir);
+        statedir = abs;
+    }
+    /* the run directory last: nothing that refuses to start leaves one */
+    if (!rundir) {
+        const char *tmp = getenv ("TMPDIR");
+        snprintf (buf, sizeof (buf), "%s/canopy-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (strlen (buf) > 80)
+            log_msg_exit ("run directory path too long for UNIX sockets: %s", buf);
+        if (!mkdtemp (buf))
+            log_err_exit ("cannot create run directory %s", buf);
+        rundir = xstrdup (buf);
+        temp_rundir = true;
+    }
+    else if (strlen (rundir) > 80)
+        log_msg_exit ("run directory path too long for UNIX sockets: %s", rundir);
+    else if (mkdir (rundir, 0700) < 0 && errno != EEXIST)
+        log_err_exit ("mkdir %s", rundir);
 
     /* the initial program */
     char **cmd;
