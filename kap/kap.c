@@ -39,6 +39,7 @@
 #include "kap_stats.h"
 #include "kap_report.h"
 #include "kap_gate.h"
+#include "kap_out.h"
 #include "src/common/libutil/monotime.h"
 
 enum {
@@ -59,6 +60,7 @@ struct kap_node {
 };
 
 struct kap_ctx {
+    kap_out_t *out;             /* rank 0: the --json file, open from the start */
     struct kap_config cfg;
     struct kap_node node;
     int rank;
@@ -104,6 +106,8 @@ static void die (struct kap_ctx *ctx, const char *fmt, ...)
     vsay (ctx, fmt, ap);
     va_end (ap);
     fflush (stderr);
+    kap_out_abandon (ctx->out);
+    ctx->out = NULL;
     MPI_Abort (MPI_COMM_WORLD, 1);
     exit (1);
 }
@@ -586,14 +590,18 @@ static void gather_results (struct kap_ctx *ctx, struct kap_result *res)
 static int write_json (struct kap_ctx *ctx, const struct kap_result *res)
 {
     json_t *doc = kap_report_json (&ctx->cfg, res);
+    kap_out_t *o = ctx->out;
+    char errbuf[512];
     int rc = -1;
 
+    ctx->out = NULL;
     if (!doc) {
         say (ctx, "building the JSON report: %s", strerror (errno));
+        kap_out_abandon (o);
         return -1;
     }
-    if (json_dump_file (doc, ctx->cfg.json_file, JSON_INDENT (2)) < 0)
-        say (ctx, "cannot write %s", ctx->cfg.json_file);
+    if (kap_out_commit (o, doc, errbuf, sizeof (errbuf)) < 0)
+        say (ctx, "%s", errbuf);
     else
         rc = 0;
     json_decref (doc);
@@ -632,6 +640,16 @@ int main (int argc, char *argv[])
         fflush (stdout);
     }
 
+    /* rank 0 opens the JSON file first: a bad path fails now */
+    ok = 1;
+    if (ctx.rank == 0 && ctx.cfg.json_file
+        && !(ctx.out = kap_out_open (ctx.cfg.json_file, errbuf, sizeof (errbuf)))) {
+        fprintf (stderr, "kap: %s\n", errbuf);
+        ok = 0;
+    }
+    MPI_Bcast (&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!ok)
+        goto done_opts;
     ok = connect_broker (&ctx) == 0
          && (ctx.buf = malloc (ctx.cfg.value_size)) != NULL;
     MPI_Allreduce (&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
@@ -682,6 +700,7 @@ int main (int argc, char *argv[])
     }
     MPI_Bcast (&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
 done_opts:
+    kap_out_abandon (ctx.out);
     canopy_close (ctx.h);
     free (ctx.uri);
     free (ctx.buf);

@@ -33,6 +33,7 @@
 #include <stdarg.h>
 #include <float.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <canopy/canopy.h>
 #include "src/common/libutil/monotime.h"
 #include "src/common/libutil/fdutil.h"
@@ -41,6 +42,7 @@
 #include "kap_stats.h"
 #include "kap_report.h"
 #include "kap_crowd_opts.h"
+#include "kap_out.h"
 
 enum {
     NAME_MAX_LEN = 512,
@@ -83,6 +85,17 @@ struct crowd {
     int failed;
     unsigned char *buf;
 };
+
+/* the --json document's file, open from before the run (kap_out.h);
+ * die() leaves through exit, which removes it
+ */
+static kap_out_t *out;
+
+static void out_atexit (void)
+{
+    kap_out_abandon (out);
+    out = NULL;
+}
 
 static void die (const char *fmt, ...)
     __attribute__ ((format (printf, 1, 2), noreturn));
@@ -498,7 +511,15 @@ static void connect_all (struct crowd *c)
     canopy_error_t error;
 
     /* a handle: socket, epoll, KVS channel; best effort */
-    (void)fd_raise_limit (3ul * c->nparts + 64);
+    unsigned long want = 3ul * c->nparts + 64;
+    struct rlimit rl;
+    (void)fd_raise_limit (want);
+    if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want)
+        fprintf (stderr, "kap-crowd: warning: %d participants need about %lu"
+                 " descriptors, the limit is %lu: the last handles may not"
+                 " connect, or may reach the KVS through the broker (raise"
+                 " the hard limit, ulimit -Hn)\n", c->nparts, want,
+                 (unsigned long)rl.rlim_cur);
     for (int i = 0; i < c->nparts; i++) {
         struct part *p = &c->parts[i];
         p->c = c;
@@ -684,6 +705,12 @@ int main (int argc, char *argv[])
         kap_config_print (stdout, &c.cfg);
         fflush (stdout);
     }
+    if (c.cfg.json_file) {
+        char ebuf[512];
+        if (!(out = kap_out_open (c.cfg.json_file, ebuf, sizeof (ebuf))))
+            die ("%s", ebuf);
+        atexit (out_atexit);
+    }
     if (!(c.parts = calloc (c.nparts, sizeof (*c.parts)))
         || !(c.buf = malloc (c.cfg.value_size > 0 ? c.cfg.value_size : 1))
         || !(c.r = canopy_reactor_create ()))
@@ -712,9 +739,16 @@ int main (int argc, char *argv[])
     rc = res.errors > 0 ? 1 : 0;
     if (c.cfg.json_file) {
         json_t *doc = kap_report_json (&c.cfg, &res);
-        if (!doc || json_object_set_new (doc, "driver", json_string ("crowd")) < 0
-            || json_dump_file (doc, c.cfg.json_file, JSON_INDENT (2)) < 0) {
-            fprintf (stderr, "kap-crowd: cannot write %s\n", c.cfg.json_file);
+        char errbuf[512];
+        kap_out_t *o = out;
+        out = NULL;
+        if (!doc || json_object_set_new (doc, "driver", json_string ("crowd")) < 0) {
+            fprintf (stderr, "kap-crowd: building the JSON report: out of memory\n");
+            kap_out_abandon (o);
+            rc = 1;
+        }
+        else if (kap_out_commit (o, doc, errbuf, sizeof (errbuf)) < 0) {
+            fprintf (stderr, "kap-crowd: %s\n", errbuf);
             rc = 1;
         }
         json_decref (doc);

@@ -105,6 +105,12 @@ test_expect_success OPENMPI 'without CANOPY_URI or --uri-file kap says what to d
 		--oversubscribe -np 2 $KAP 2>err &&
 	grep "no broker to connect to" err
 '
+test_expect_success OPENMPI 'an unwritable --json fails before the run' '
+	test_must_fail ompi 2 $KAP -n 30 --json /nonexistent/dir/k.json \
+		>out.nojson 2>err &&
+	grep "cannot write /nonexistent/dir/k.json: No such file or directory" err &&
+	test_must_fail grep "put" out.nojson
+'
 test_expect_success 'write the URI list of the brokers' '
 	for r in 0 1 2 3; do rank_uri $r || return 1; done >uris &&
 	test $(wc -l <uris) = 4

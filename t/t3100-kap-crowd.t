@@ -72,6 +72,23 @@ test_expect_success 'a missing --uri-file is a clear error' '
 	test_must_fail $KAPCROWD -N 8 -n 9 --uri-file=/nonexistent 2>err &&
 	grep "cannot open --uri-file" err
 '
+test_expect_success 'an unwritable --json fails before the run, naming the file' '
+	test_must_fail $KAPCROWD -N 8 -n 11 --json=/nonexistent/dir/x.json \
+		>out 2>err &&
+	grep "cannot write /nonexistent/dir/x.json: No such file or directory" err &&
+	test_must_fail grep "participants" out
+'
+test_expect_success 'a failed run leaves the previous --json document alone' '
+	echo previous >keep.json &&
+	echo "local://$(pwd)/no-such-broker" >baduris &&
+	test_must_fail $KAPCROWD -N 2 -n 12 --uri-file=baduris --json=keep.json \
+		2>err &&
+	grep "cannot connect" err &&
+	test "$(cat keep.json)" = previous &&
+	$KAPCROWD -N 8 -n 13 --json=keep.json >out &&
+	jq -e ".ok" keep.json &&
+	test_must_fail ls keep.json.?????? 2>/dev/null
+'
 test_expect_success 'several keys per iteration, read through rank 0' '
 	$KAPCROWD -N 16 -K 4 -c 3 -R 0 -n 10 --json=keys.json &&
 	jq -e ".metrics.put.count == 64 and .metrics.get.count == 192 and .errors == 0" keys.json
