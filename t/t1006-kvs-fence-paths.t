@@ -93,6 +93,21 @@ test_expect_success 'with kvs.prime-max=0 nothing is primed (a separate instance
 		canopy kvs --rank 2 get kap.1.0.0.4 >/dev/null &&
 		canopy kvs --rank 2 stats | jq -e \".counters.loads > 0\""
 '
+# 2 048 keys of 8 bytes in one directory: an hdir of 16 buckets, ~120 KiB
+# in all.  The default kvs.prime-budget (512 KiB) carries all of it; with
+# 64 KiB a leaf faulted most buckets in, one load each.
+test_expect_success 'a 2 048-key hdir rides whole with the setroot: a leaf loads none of it' '
+	$KAPCROWD -N 2048 -p 8 -C 0 -n 4 >out &&
+	canopy kvs --rank 7 wait $(canopy kvs version) &&
+	before=$(counter 7 loads) &&
+	for p in 3 200 777 1024 1500 2047; do
+		test "$(canopy kvs --rank 7 get -r kap.4.0.0.$p | wc -c)" = 8 ||
+		return 1
+	done &&
+	after=$(counter 7 loads) &&
+	echo "loads: $before -> $after" &&
+	test $after = $before
+'
 test_expect_success 'no KVS requests are left pending on any rank' '
 	for r in 0 1 2 3 4 5 6 7; do
 		rpc --rank $r kvs.stats | jq -e ".\"pending-requests\" == 0" || return 1

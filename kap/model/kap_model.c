@@ -8,7 +8,7 @@
  *   --cores=M               cores shared by everything (0: one per thread)
  *   --clients=crowd|mpi     one client process, or one per participant
  *   --prime=BYTES[,BUDGET]  the setroot event carries new directories up to
- *                           BYTES each, BUDGET in all (default 8192,65536;
+ *                           BYTES each, BUDGET in all (default 8192,524288;
  *                           0 turns it off, as canopy's kvs.prime-max=0)
  *   --hdir-threshold=N      entries before a directory is hashed (128)
  *   --direct=0|1            clients reach their KVS without the broker thread
@@ -43,7 +43,7 @@ static const char *usage_text =
 "      --clients=crowd|mpi  one client process (kap-crowd) or one per\n"
 "                           participant (kap under MPI; default mpi)\n"
 "      --prime=MAX[,BUDGET] setroot carries new directories up to MAX bytes\n"
-"                           each, BUDGET in all (default 8192,65536; 0: off)\n"
+"                           each, BUDGET in all (default 8192,524288; 0: off)\n"
 "      --hdir-threshold=N   entries before a directory is hashed (128)\n"
 "      --direct=0|1         clients reach their KVS on its own socket (1,\n"
 "                           default, as canopy does) or through the broker\n"
@@ -122,7 +122,7 @@ static void parse_model_opts (struct model_opts *mo, int argc, char **argv)
     mo->cores = -1;
     mo->clients = KVSIM_MPI;
     mo->prime_max = 8192;
-    mo->prime_budget = 65536;
+    mo->prime_budget = 524288;
     mo->hdir_threshold = 128;
     mo->direct = 1;
     if (!(mo->argv = calloc (argc + 1, sizeof (char *))))
