@@ -19,14 +19,22 @@ bool kap_is_consumer (const struct kap_config *cfg, int rank)
     return rank < cfg->nprocs && rank >= cfg->nprocs - cfg->nconsumers;
 }
 
+/* Producers are ranks [0, P), consumers [T-C, T): the union of the two
+ * ranges, in O(1) (kap-crowd asks once per participant).
+ */
 int kap_nactors (const struct kap_config *cfg)
 {
-    int n = 0;
-    for (int r = 0; r < cfg->nprocs; r++) {
-        if (kap_is_producer (cfg, r) || kap_is_consumer (cfg, r))
-            n++;
-    }
-    return n;
+    int t = cfg->nprocs;
+    int p = cfg->nproducers < t ? cfg->nproducers : t;
+    int c = cfg->nconsumers < t ? cfg->nconsumers : t;
+
+    if (t <= 0)
+        return 0;
+    if (p < 0)
+        p = 0;
+    if (c < 0)
+        c = 0;
+    return p + c < t ? p + c : t;
 }
 
 int kap_target (const struct kap_config *cfg, int rank, int i)

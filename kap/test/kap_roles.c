@@ -43,6 +43,28 @@ static void test_roles (void **state)
     kap_opts_free (&cfg);
 }
 
+/* kap_nactors's closed form against counting, over every shape of 9 */
+static void test_nactors_count (void **state)
+{
+    struct kap_config cfg;
+
+    memset (&cfg, 0, sizeof (cfg));
+    for (int t = 0; t <= 9; t++) {
+        for (int p = 0; p <= t; p++) {
+            for (int c = 0; c <= t; c++) {
+                int n = 0;
+                cfg.nprocs = t;
+                cfg.nproducers = p;
+                cfg.nconsumers = c;
+                for (int r = 0; r < t; r++)
+                    if (kap_is_producer (&cfg, r) || kap_is_consumer (&cfg, r))
+                        n++;
+                assert_int_equal (kap_nactors (&cfg), n);
+            }
+        }
+    }
+}
+
 static void test_targets (void **state)
 {
     struct kap_config cfg;
@@ -149,6 +171,7 @@ int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_roles),
+        cmocka_unit_test (test_nactors_count),
         cmocka_unit_test (test_targets),
         cmocka_unit_test (test_names),
         cmocka_unit_test (test_values),
