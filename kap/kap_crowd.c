@@ -33,7 +33,6 @@
 #include <stdarg.h>
 #include <float.h>
 #include <time.h>
-#include <sys/resource.h>
 #include <canopy/canopy.h>
 #include "src/common/libutil/monotime.h"
 #include "src/common/libutil/fdutil.h"
@@ -511,15 +510,12 @@ static void connect_all (struct crowd *c)
     canopy_error_t error;
 
     /* a handle: socket, epoll, KVS channel; best effort */
-    unsigned long want = 3ul * c->nparts + 64;
-    struct rlimit rl;
-    (void)fd_raise_limit (want);
-    if (getrlimit (RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want)
+    unsigned long want = 3ul * c->nparts + 64, limit;
+    if (fd_raise_limit (want, &limit) == 0 && limit < want)
         fprintf (stderr, "kap-crowd: warning: %d participants need about %lu"
                  " descriptors, the limit is %lu: the last handles may not"
                  " connect, or may reach the KVS through the broker (raise"
-                 " the hard limit, ulimit -Hn)\n", c->nparts, want,
-                 (unsigned long)rl.rlim_cur);
+                 " the hard limit, ulimit -Hn)\n", c->nparts, want, limit);
     for (int i = 0; i < c->nparts; i++) {
         struct part *p = &c->parts[i];
         p->c = c;

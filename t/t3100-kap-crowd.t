@@ -89,6 +89,13 @@ test_expect_success 'a failed run leaves the previous --json document alone' '
 	jq -e ".ok" keep.json &&
 	test_must_fail ls keep.json.?????? 2>/dev/null
 '
+test_expect_success 'a descriptor limit too low for the participants is reported' '
+	(ulimit -Sn 300 && ulimit -Hn 300 &&
+	 $KAPCROWD -N 90 -n 14 >out 2>err) &&
+	grep "90 participants need about 334 descriptors, the limit is 300" err &&
+	$KAPCROWD -N 90 -n 15 >out 2>err &&
+	test_must_fail grep "descriptors" err
+'
 test_expect_success 'several keys per iteration, read through rank 0' '
 	$KAPCROWD -N 16 -K 4 -c 3 -R 0 -n 10 --json=keys.json &&
 	jq -e ".metrics.put.count == 64 and .metrics.get.count == 192 and .errors == 0" keys.json

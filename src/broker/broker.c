@@ -465,7 +465,7 @@ static void temp_rundir_create (struct broker *b)
  */
 static void raise_fd_limit (void)
 {
-    (void)fd_raise_limit (1ul << 20);
+    (void)fd_raise_limit (1ul << 20, NULL);
 }
 
 int main (int argc, char *argv[])

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <errno.h>
+#include <limits.h>
 #include <sys/resource.h>
 #include "fdutil.h"
 
@@ -77,7 +78,7 @@ ssize_t read_all (int fd, void *buf, size_t len)
     return done;
 }
 
-int fd_raise_limit (unsigned long want)
+int fd_raise_limit (unsigned long want, unsigned long *limit)
 {
     struct rlimit rl;
 
@@ -90,5 +91,8 @@ int fd_raise_limit (unsigned long want)
         if (setrlimit (RLIMIT_NOFILE, &rl) < 0)
             return -1;
     }
+    if (limit)
+        *limit = rl.rlim_cur == RLIM_INFINITY ? ULONG_MAX
+                                               : (unsigned long)rl.rlim_cur;
     return 0;
 }

@@ -4,8 +4,9 @@
  * the number of bytes read (less than asked only at EOF).
  *
  * fd_raise_limit raises the soft limit on open descriptors to 'want', or
- * to the hard limit if that is lower; it never lowers it.  Returns 0, or
- * -1 with errno (getrlimit/setrlimit's).
+ * to the hard limit if that is lower; it never lowers it.  Returns 0 and
+ * the soft limit now in force in *limit (if not NULL; ULONG_MAX for no
+ * limit), or -1 with errno (getrlimit/setrlimit's).
  */
 #ifndef CANOPY_UTIL_FDUTIL_H
 #define CANOPY_UTIL_FDUTIL_H
@@ -18,6 +19,6 @@ int fd_set_cloexec (int fd);
 int fd_unset_cloexec (int fd);
 ssize_t write_all (int fd, const void *buf, size_t len);
 ssize_t read_all (int fd, void *buf, size_t len);
-int fd_raise_limit (unsigned long want);
+int fd_raise_limit (unsigned long want, unsigned long *limit);
 
 #endif

@@ -49,17 +49,22 @@ static void test_raise_limit (void **state)
     now.rlim_cur = 64;
     assert_int_equal (setrlimit (RLIMIT_NOFILE, &now), 0);
 
-    assert_int_equal (fd_raise_limit (100), 0);
+    unsigned long limit = 0;
+    assert_int_equal (fd_raise_limit (100, &limit), 0);
     assert_int_equal (getrlimit (RLIMIT_NOFILE, &now), 0);
     assert_int_equal (now.rlim_cur, 100);
+    assert_int_equal (limit, 100);
     /* never lowered */
-    assert_int_equal (fd_raise_limit (80), 0);
+    assert_int_equal (fd_raise_limit (80, &limit), 0);
     assert_int_equal (getrlimit (RLIMIT_NOFILE, &now), 0);
     assert_int_equal (now.rlim_cur, 100);
+    assert_int_equal (limit, 100);      /* what is in force, not 'want' */
     /* capped by the hard limit */
-    assert_int_equal (fd_raise_limit ((unsigned long)rl.rlim_max + 1000), 0);
+    assert_int_equal (fd_raise_limit ((unsigned long)rl.rlim_max + 1000, &limit), 0);
     assert_int_equal (getrlimit (RLIMIT_NOFILE, &now), 0);
     assert_int_equal (now.rlim_cur, rl.rlim_max);
+    assert_int_equal (limit, rl.rlim_max);
+    assert_int_equal (fd_raise_limit (10, NULL), 0);
     assert_int_equal (now.rlim_max, rl.rlim_max);
 
     assert_int_equal (setrlimit (RLIMIT_NOFILE, &rl), 0);
