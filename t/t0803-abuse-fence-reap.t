@@ -26,6 +26,7 @@ wait_open () {
 # (whether all 8 are open at the same moment depends on timing, so the cap
 # itself is tested in t0802; here the point is that reaping releases it)
 test_expect_success 'a user opens as many fences as the cap allows, never completed' '
+	kvs_settled &&
 	pids="" &&
 	for i in $(seq 1 8); do
 		canopy kvs --rank $((i % 2)) fence reap.$i 2 reap.k$i=v 2>err.$i &

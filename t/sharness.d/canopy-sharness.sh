@@ -12,6 +12,10 @@
 # restart_broker R    ask canopy start to run rank R again (same arguments;
 #                     needs --exit-mode=leader so R's death is tolerated)
 # fast_liveness       canopy start options for small liveness timeouts
+# kvs_settled         wait until every broker's start-up commit (the resource
+#                     module's resource.rank.R) is in the KVS and rank 0 has
+#                     no open fence: tests that count one user's fences must
+#                     not race those commits (they count against the owner)
 #
 # Cluster instances booted from a configuration file (canopy-broker --config):
 # canopy_broker ARGS...        run the canopy-broker under test
@@ -112,6 +116,21 @@ broker_pid () {
 
 restart_broker () {
     "$(canopy getattr rundir)/restart-$1"
+}
+
+kvs_settled () {
+    _size=$(canopy getattr size) || return 1
+    _i=0
+    for _r in $(seq 0 $((_size - 1))); do
+        while ! canopy kvs get resource.rank.$_r >/dev/null 2>&1; do
+            _i=$((_i + 1)) && test $_i -lt 600 || return 1
+            sleep 0.1
+        done
+    done
+    while ! canopy kvs stats | grep -q "\"open\": *0,"; do
+        _i=$((_i + 1)) && test $_i -lt 600 || return 1
+        sleep 0.1
+    done
 }
 
 fast_liveness="-Stbon.keepalive-period=0.1 -Stbon.torpid-timeout=0.5 -Stbon.lost-timeout=1.5"
