@@ -1,5 +1,9 @@
 #!/bin/sh
-test_description='fence internals: self-clocked relays, ops merged as text, setroot priming'
+test_description='fence internals: self-clocked relays, ops merged as text, setroot priming
+
+The values of a collective fence follow its setroot in a kvs.prime
+event; until it comes a broker holds the value loads its lookups would
+start (a lost one is given up on after a second).'
 
 . $(dirname $0)/sharness.sh
 
@@ -51,7 +55,7 @@ test_expect_success 'so a leaf reads a fresh key without faulting its path in' '
 	echo "loads: $before -> $after" &&
 	test $((after - before)) -le 1
 '
-test_expect_success 'the values of a collective fence ride with its setroot' '
+test_expect_success 'the values of a collective fence follow its setroot (kvs.prime)' '
 	test $(counter 7 primed-values) -ge 64 &&
 	test $(counter 3 primed-values) -ge 64 &&
 	test $(counter 0 primed-values) -ge 64 &&
@@ -59,6 +63,50 @@ test_expect_success 'the values of a collective fence ride with its setroot' '
 		canopy kvs --rank 7 get -r kap.1.0.0.$p | wc -c >len &&
 		test $(cat len) = 100 || return 1
 	done
+'
+test_expect_success 'a consumer phase right after the fence loads no value' '
+	for r in 1 4 7; do counter $r loads; done >loads.before &&
+	$KAPCROWD -N 64 -p 100 -c 4 -n 11 >out &&
+	for r in 1 4 7; do counter $r loads; done >loads.after &&
+	paste loads.before loads.after &&
+	test_cmp loads.before loads.after &&
+	for r in 1 4 7; do
+		canopy kvs --rank $r stats |
+		jq -e ".counters.\"held-hits\" <= .counters.\"held-loads\"" ||
+		return 1
+	done
+'
+# A setroot that announces a kvs.prime which never comes (here a forged
+# one, of the current version): lookups of values wait for it, then load
+# after a second, and the broker says so.
+test_expect_success 'a lost kvs.prime holds value loads for a second, no more' '
+	canopy kvs put held.v=$(printf "%0100d" 7 | tr 0 x) &&
+	canopy kvs --rank 7 wait $(canopy kvs version) &&
+	canopy kvs --rank 7 dropcache &&
+	rpc kvs.getroot >root.json &&
+	v=$(jq .version root.json) && ref=$(jq -r .rootref root.json) &&
+	s0=$(counter 7 setroots) &&
+	canopy event pub kvs.setroot \
+		"{\"version\":$v,\"rootref\":\"$ref\",\"names\":[],\"errors\":[],\"prime\":true}" &&
+	n=0 &&
+	while test $(counter 7 setroots) = $s0; do
+		n=$((n + 1)) && test $n -lt 300 || return 1
+		sleep 0.1
+	done &&
+	h0=$(counter 7 held-loads) &&
+	test "$(canopy kvs --rank 7 get held.v)" = "$(printf "%0100d" 7 | tr 0 x)" &&
+	test $(counter 7 held-loads) -gt $h0 &&
+	canopy dmesg --rank 7 | grep "kvs.prime of version $v did not come"
+'
+test_expect_success 'a malformed kvs.prime is logged and ignored' '
+	canopy event pub kvs.prime "{}" &&
+	canopy event pub --raw kvs.prime "junk" &&
+	n=0 &&
+	while test $(canopy dmesg --rank 5 | grep -c "malformed kvs.prime") -lt 2; do
+		n=$((n + 1)) && test $n -lt 300 || return 1
+		sleep 0.1
+	done &&
+	test "$(canopy kvs --rank 5 get held.v)" = "$(printf "%0100d" 7 | tr 0 x)"
 '
 test_expect_success 'single commits do not prime' '
 	before=$(counter 7 primed) &&

@@ -14,13 +14,22 @@
  *   kvs.wait-version {version}     answered once version is reached
  *   kvs.watch / kvs.unwatch        streaming watch (watch.c)
  *   kvs.dropcache, kvs.stats, kvs.disconnect
- *   event kvs.setroot {version, rootref, names, errors, stamp[, ndirs]}
+ *   event kvs.setroot {version, rootref, names, errors, stamp[, ndirs,
+ *                                  prime]}
  *                                  after a collective fence a kvs_frame
  *                                  whose blobs are ndirs small new
  *                                  directories (cached encoded by every
  *                                  broker on arrival and decoded when a
- *                                  lookup needs one: priming), then its
- *                                  new small values
+ *                                  lookup needs one: priming); prime: true
+ *                                  announces a kvs.prime event next
+ *   event kvs.prime {version}      a kvs_frame of that version's new small
+ *                                  values (maybe none).  Separate, so
+ *                                  the fence's answers do not wait for its
+ *                                  bytes; meanwhile a broker holds the value
+ *                                  loads its lookups would start (load.h),
+ *                                  and releases them when it arrives (or a
+ *                                  later setroot does, or a second passes:
+ *                                  the event was lost)
  *
  * Rank 0 owns the root and applies transactions (apply.c); every broker
  * caches objects (objcache.c), merges fence contributions on their way up
@@ -126,6 +135,42 @@ struct prime {
     int index;
 };
 
+/* Seconds a broker holds value loads for an announced kvs.prime event
+ * before it takes the event as lost.
+ */
+static const double prime_wait = 1.0;
+
+static void prime_hold (struct kvs_ctx *ctx, int version)
+{
+    load_table_hold (ctx->loads);
+    ctx->prime_version = version;
+    if (ctx->prime_timer) {
+        canopy_timer_watcher_reset (ctx->prime_timer, prime_wait, 0);
+        canopy_watcher_start (ctx->prime_timer);
+    }
+}
+
+static void prime_release (struct kvs_ctx *ctx)
+{
+    if (ctx->prime_version < 0)
+        return;
+    ctx->prime_version = -1;
+    if (ctx->prime_timer)
+        canopy_watcher_stop (ctx->prime_timer);
+    ctx->stats.held_hits += load_table_release (ctx->loads);
+}
+
+static void prime_timer_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents,
+                            void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    if (ctx->prime_version >= 0)
+        canopy_log (ctx->h, LOG_WARNING, "kvs.prime of version %d did not come "
+                    "in %.0f s: %d held value loads started", ctx->prime_version,
+                    prime_wait, load_table_nheld (ctx->loads));
+    prime_release (ctx);
+}
+
 static int prime_blob (const char *ref, const void *data, size_t len, void *arg)
 {
     struct prime *p = arg;
@@ -151,7 +196,7 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
     const char *rootref;
     json_t *names = NULL, *errors = NULL;
     json_t *hdr = NULL, *fences, *table = NULL, *o = NULL;
-    int ndirs = 0;
+    int ndirs = 0, prime = 0;
     const void *buf = NULL;
     size_t len = 0, off = 0;
     double stamp = 0;
@@ -168,9 +213,10 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
     }
     else if (canopy_msg_get_json (msg, &o) < 0)
         goto malformed;
-    if (json_unpack (o, "{s:i s:s s?o s?o s?F s?i}", "version", &version,
+    if (json_unpack (o, "{s:i s:s s?o s?o s?F s?i s?b}", "version", &version,
                      "rootref", &rootref, "names", &names,
-                     "errors", &errors, "stamp", &stamp, "ndirs", &ndirs) < 0
+                     "errors", &errors, "stamp", &stamp, "ndirs", &ndirs,
+                     "prime", &prime) < 0
         || blobref_validate (rootref) < 0 || ndirs < 0)
         goto malformed;
     ctx->stats.setroots++;
@@ -189,11 +235,55 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
                                     prime_blob, &p, &error) < 0)
             canopy_log (h, LOG_ERR, "kvs.setroot: %s", error.text);
     }
+    if (ctx->rank > 0) {
+        /* events come in order: a hold for an older version whose
+         * kvs.prime has not come by now was lost
+         */
+        if (ctx->prime_version >= 0 && version > ctx->prime_version)
+            prime_release (ctx);
+        if (prime && version == ctx->version)   /* not a stale event */
+            prime_hold (ctx, version);
+    }
     tstat_push (&ctx->timing.setroot_handle, (thread_cputime () - t0) * 1e6);
     json_decref (hdr);
     return;
 malformed:
     canopy_log (h, LOG_ERR, "malformed kvs.setroot event");
+    json_decref (hdr);
+}
+
+/* kvs.prime: the new values of the collective fence that made 'version'
+ * (apply.c), cached without a copy like setroot's, then the held value
+ * loads are released: those the event brought complete at once.
+ */
+static void prime_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                      const canopy_msg_t *msg, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    json_t *hdr = NULL, *fences, *table = NULL, *o;
+    const void *buf = NULL;
+    size_t len = 0, off = 0;
+    int version;
+    canopy_error_t error;
+
+    if (!canopy_msg_has_flag (msg, CANOPY_MSGFLAG_RAW)
+        || canopy_msg_get_payload (msg, &buf, &len) < 0
+        || kvs_frame_header (buf, len, "prime", &hdr, &fences, &table, &off,
+                             &error) < 0
+        || !json_is_object ((o = json_array_get (fences, 0)))
+        || json_unpack (o, "{s:i}", "version", &version) < 0) {
+        canopy_log (h, LOG_ERR, "malformed kvs.prime event");
+        json_decref (hdr);
+        return;
+    }
+    if (ctx->rank > 0) {
+        struct prime p = { .ctx = ctx, .msg = msg, .ndirs = 0, .index = 0 };
+        if (kvs_frame_foreach_blob (buf, len, off, table, false, "prime",
+                                    prime_blob, &p, &error) < 0)
+            canopy_log (h, LOG_ERR, "kvs.prime: %s", error.text);
+        if (ctx->prime_version >= 0 && version >= ctx->prime_version)
+            prime_release (ctx);
+    }
     json_decref (hdr);
 }
 
@@ -472,7 +562,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                   + (applier_busy (ctx->applier) ? 1 : 0);
     canopy_respond_pack (h, msg,
         "{s:i s:i s:s s:{s:I s:I s:I s:I s:I s:I s:I} s:{s:i s:i s:i} s:i s:i s:i s:i"
-        " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
+        " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
         " s:{s:o s:o s:o s:o s:o s:o s:o} s:o s:{s:b s:I s:I s:I s:I}}",
         "rank", (int)ctx->rank,
         "version", ctx->version,
@@ -499,6 +589,8 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                     "relay-bytes", (json_int_t)ctx->stats.relay_bytes,
                     "primed", (json_int_t)ctx->stats.primed,
                     "primed-values", (json_int_t)ctx->stats.primed_values,
+                    "held-loads", (json_int_t)ctx->stats.held_loads,
+                    "held-hits", (json_int_t)ctx->stats.held_hits,
                     "lost-events", (json_int_t)ctx->stats.lost_events,
         "timing", "relay-decode", tstat_json (&ctx->timing.relay_decode),
                   "relay-encode", tstat_json (&ctx->timing.relay_encode),
@@ -580,6 +672,7 @@ static const struct canopy_msg_handler_spec htab[] = {
     { CANOPY_MSGTYPE_REQUEST, "kvs.stats", stats_cb, CANOPY_ROLE_USER },
     { CANOPY_MSGTYPE_REQUEST, "kvs.disconnect", disconnect_cb, CANOPY_ROLE_ALL },
     { CANOPY_MSGTYPE_EVENT, "kvs.setroot", setroot_cb, 0 },
+    { CANOPY_MSGTYPE_EVENT, "kvs.prime", prime_cb, 0 },
     { CANOPY_MSGTYPE_EVENT, "overlay.lost", lost_cb, 0 },
     CANOPY_MSGHANDLER_TABLE_END,
 };
@@ -723,6 +816,7 @@ int mod_main (canopy_t *h, int argc, char **argv)
     memset (&ctx, 0, sizeof (ctx));
     ctx.h = h;
     ctx.version = -1;
+    ctx.prime_version = -1;
     list_init (&ctx.version_waiters);
     the_ctx = &ctx;
     randombytes_buf (&ctx.nonce, sizeof (ctx.nonce));
@@ -741,11 +835,14 @@ int mod_main (canopy_t *h, int argc, char **argv)
         || !(ctx.loads = load_table_create (&ctx))
         || !(ctx.fences = fence_table_create (&ctx))
         || !(ctx.watches = watch_table_create (&ctx))
+        || !(ctx.prime_timer = canopy_timer_watcher_create (ctx.r, prime_wait, 0,
+                                                           prime_timer_cb, &ctx))
         || (ctx.rank == 0 && !(ctx.applier = applier_create (&ctx)))
         || (ctx.rank == 0 && !(ctx.checkpt = checkpointer_create (&ctx,
                                                               ctx.checkpoint_period))))
         goto done;
     if (canopy_event_subscribe (h, "kvs.setroot") < 0
+        || canopy_event_subscribe (h, "kvs.prime") < 0
         || canopy_event_subscribe (h, "overlay.lost") < 0) {
         canopy_log_error (h, "subscribe kvs.setroot");
         goto done;
@@ -781,7 +878,9 @@ done:
      * now, while everything they belong to is still there
      */
     ctx.unloading = true;
-    load_table_fail_all (ctx.loads, ENOSYS);
+    load_table_fail_all (ctx.loads, ENOSYS);    /* held ones too */
+    canopy_watcher_destroy (ctx.prime_timer);
+    ctx.prime_timer = NULL;
     if (rc == 0)
         checkpointer_final (ctx.checkpt);   /* clean unload only */
     applier_destroy (ctx.applier);

@@ -43,6 +43,9 @@ struct kvs_ctx {
     uint32_t size;
     objcache_t *cache;
     struct load_table *loads;       /* loads in flight (load.c) */
+    int prime_version;              /* held for the kvs.prime of this
+                                     * version (ranks > 0), or -1 */
+    canopy_watcher_t *prime_timer;  /* releases a hold whose event is lost */
     bool unloading;                 /* mod_main is answering what is left */
     char rootref[BLOBREF_MAX];
     int version;
@@ -73,7 +76,10 @@ struct kvs_ctx {
         uint64_t apply_txns;
         uint64_t relay_bytes;
         uint64_t primed;        /* objects sent (rank 0) or taken from setroot */
-        uint64_t primed_values; /* values sent (rank 0) or taken from setroot */
+        uint64_t primed_values; /* values sent (rank 0) or taken from setroot
+                                 * or kvs.prime */
+        uint64_t held_loads;    /* value loads held for a kvs.prime event */
+        uint64_t held_hits;     /* ... whose value that event brought */
         uint64_t lost_events;   /* overlay.lost events acted on (rank 0) */
     } stats;
     /* Where fence time goes (all in microseconds; see kvs.stats "timing").

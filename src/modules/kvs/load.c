@@ -3,7 +3,8 @@
  * Design notes: a load's future carries a struct load (type, ref, table)
  * as an aux item.  The continuation copies what it needs before the
  * future is destroyed, and only then runs the waiters (which may start
- * new loads of the same object).
+ * new loads of the same object).  A held load is a pending cache entry
+ * with waiters and no future: its ref is in 'heldrefs' until released.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,10 @@
 struct load_table {
     struct kvs_ctx *ctx;
     hashmap_t *map;             /* "d:REF" / "r:REF" -> future in flight */
+    bool held;                  /* value loads are recorded, not started */
+    char (*heldrefs)[BLOBREF_MAX];  /* those recorded (each pending in the cache) */
+    int nheld;
+    int capheld;
 };
 
 struct load {
@@ -52,6 +57,7 @@ void load_table_destroy (struct load_table *lt)
     if (lt) {
         int saved_errno = errno;
         hashmap_destroy (lt->map);
+        free (lt->heldrefs);
         free (lt);
         errno = saved_errno;
     }
@@ -133,6 +139,75 @@ error:
     return -1;
 }
 
+/* Record a value load to start at release.  No side effects on failure. */
+static int hold_load (struct load_table *lt, const char *ref)
+{
+    if (lt->nheld == lt->capheld) {
+        int cap = lt->capheld ? lt->capheld * 2 : 16;
+        void *v = realloc (lt->heldrefs, cap * sizeof (*lt->heldrefs));
+        if (!v) {
+            errno = ENOMEM;
+            return -1;
+        }
+        lt->heldrefs = v;
+        lt->capheld = cap;
+    }
+    snprintf (lt->heldrefs[lt->nheld++], BLOBREF_MAX, "%s", ref);
+    return 0;
+}
+
+void load_table_hold (struct load_table *lt)
+{
+    if (lt)
+        lt->held = true;
+}
+
+bool load_table_held (struct load_table *lt)
+{
+    return lt && lt->held;
+}
+
+int load_table_nheld (struct load_table *lt)
+{
+    return lt ? lt->nheld : 0;
+}
+
+/* Take the held refs out of the table (the waiters they complete may
+ * hold or load again).
+ */
+static char (*take_held (struct load_table *lt, int *n))[BLOBREF_MAX]
+{
+    char (*v)[BLOBREF_MAX] = lt->heldrefs;
+    *n = lt->nheld;
+    lt->heldrefs = NULL;
+    lt->nheld = lt->capheld = 0;
+    return v;
+}
+
+int load_table_release (struct load_table *lt)
+{
+    int n, hits = 0;
+    char (*v)[BLOBREF_MAX];
+
+    if (!lt)
+        return 0;
+    lt->held = false;
+    v = take_held (lt, &n);
+    for (int i = 0; i < n; i++) {
+        objcache_t *cache = lt->ctx->cache;
+        if (objcache_has (cache, OBJ_RAW, v[i])) {
+            hits++;
+            objcache_load_done (cache, OBJ_RAW, v[i], 0);
+        }
+        else if (start_load (lt, v[i], OBJ_RAW) == 0)
+            lt->ctx->stats.loads++;
+        else
+            objcache_load_done (cache, OBJ_RAW, v[i], errno ? errno : ENOMEM);
+    }
+    free (v);
+    return hits;
+}
+
 int kvs_load (struct kvs_ctx *ctx, const char *ref, enum objtype type,
               objcache_wait_f cb, void *arg)
 {
@@ -142,20 +217,33 @@ int kvs_load (struct kvs_ctx *ctx, const char *ref, enum objtype type,
         return -1;
     if (rc == 0)
         return 0;       /* already loading: cb runs when it is done */
-    if (start_load (ctx->loads, ref, type) < 0) {
+    if (type == OBJ_RAW && ctx->loads->held) {
+        if ((rc = hold_load (ctx->loads, ref)) == 0)
+            ctx->stats.held_loads++;
+    }
+    else if ((rc = start_load (ctx->loads, ref, type)) == 0)
+        ctx->stats.loads++;
+    if (rc < 0) {
         int e = errno ? errno : ENOMEM;
         /* nobody else waits yet: withdraw, and report by return value */
         objcache_wait_cancel (ctx->cache, ref, type, cb, arg);
         errno = e;
         return -1;
     }
-    ctx->stats.loads++;
     return 0;
 }
 
 void load_table_fail_all (struct load_table *lt, int errnum)
 {
     size_t n = lt ? hashmap_size (lt->map) : 0;
+    int nh = 0;
+    char (*v)[BLOBREF_MAX] = lt ? take_held (lt, &nh) : NULL;
+
+    if (lt)
+        lt->held = false;
+    for (int i = 0; i < nh; i++)
+        objcache_load_done (lt->ctx->cache, OBJ_RAW, v[i], errnum);
+    free (v);
 
     /* at most the loads in flight now (no allocation needed) */
     for (size_t i = 0; i < n; i++) {

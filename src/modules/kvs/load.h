@@ -12,6 +12,15 @@
  * be started and the callback will never run.  So a caller may fail a
  * lookup or a round from its own stack without being destroyed under it.
  *
+ * Holding value loads: after a setroot event that announces a kvs.prime
+ * event (the new values of a collective fence, sent separately so that
+ * the fence's answers do not wait for them), a value a lookup misses is
+ * most likely in that event, already on its way down the tree.  While
+ * the table is held, a value load that would start is recorded instead
+ * (its waiters wait as for any load); load_table_release then completes
+ * those the event put in the cache and starts real loads for the rest.
+ * Directory loads are never held.
+ *
  * Threads: the module's thread only.
  */
 #ifndef CANOPY_KVS_LOAD_H
@@ -29,7 +38,19 @@ void load_table_destroy (struct load_table *lt);
  * left alone.
  */
 void load_table_fail_all (struct load_table *lt, int errnum);
-/* Loads in flight. */
+/* Loads in flight (not counting held ones). */
 int load_table_count (struct load_table *lt);
+
+/* Hold value loads (see above); holding twice is holding once. */
+void load_table_hold (struct load_table *lt);
+bool load_table_held (struct load_table *lt);
+/* Stop holding: every held load is completed now if its value is cached,
+ * or started (a load that cannot be started fails its waiters with that
+ * errno).  Waiters run from here.  Returns how many held loads found
+ * their value cached.
+ */
+int load_table_release (struct load_table *lt);
+/* Held loads (waiting for a release). */
+int load_table_nheld (struct load_table *lt);
 
 #endif

@@ -436,6 +436,96 @@ static void test_unload (void **state)
     kvsenv_destroy (env);
 }
 
+/* Held value loads (load.h): a lookup that misses a value while the
+ * table is held sends nothing; the release completes those the kvs.prime
+ * event cached and loads the rest.  Directory loads are not held.
+ */
+static void test_held_loads (void **state)
+{
+    struct kvsenv *env = kvsenv_create (1, 4);
+    struct tree t;
+    struct result r1 = { 0 }, r2 = { 0 }, r3 = { 0 };
+
+    make_tree (env, &t, false);
+    load_table_hold (env->ctx.loads);
+    assert_true (load_table_held (env->ctx.loads));
+    start (env, t.root, "big", 0, &r1);
+    start (env, t.root, "big", 0, &r2);     /* waits on the same held loads */
+    start (env, t.root, "d.x", 0, &r3);     /* a directory: loaded now */
+    assert_int_equal (fakeh_count (env->fake, CANOPY_MSGTYPE_REQUEST, "content.load"), 1);
+    assert_int_equal (load_table_nheld (env->ctx.loads), 2);
+    assert_int_equal (env->ctx.stats.held_loads, 2);
+    assert_int_equal (kvsenv_serve_loads (env), 1);
+    assert_int_equal (r3.calls, 1);
+    assert_string_equal (r3.value, "xx");
+    assert_int_equal (r1.calls + r2.calls, 0);
+
+    /* the event brings the first chunk only */
+    assert_int_equal (objcache_put_raw (env->ctx.cache, t.c1, t.bigval, 1000), 0);
+    assert_int_equal (load_table_release (env->ctx.loads), 1);
+    assert_false (load_table_held (env->ctx.loads));
+    assert_int_equal (load_table_nheld (env->ctx.loads), 0);
+    assert_int_equal (r1.calls + r2.calls, 0);
+    assert_int_equal (fakeh_count (env->fake, CANOPY_MSGTYPE_REQUEST, "content.load"), 1);
+    assert_int_equal (kvsenv_serve_loads (env), 1);
+    assert_int_equal (r1.calls, 1);
+    assert_int_equal (r1.errnum, 0);
+    assert_memory_equal (r1.value, t.bigval, t.biglen);
+    assert_int_equal (r2.calls, 1);
+    assert_memory_equal (r2.value, t.bigval, t.biglen);
+
+    /* released: loads start at once again (the root, then both chunks) */
+    assert_int_equal (objcache_clear (env->ctx.cache) >= 0, 1);
+    result_clear (&r1);
+    start (env, t.root, "big", 0, &r1);
+    assert_int_equal (kvsenv_serve_loads (env), 1);
+    assert_int_equal (fakeh_count (env->fake, CANOPY_MSGTYPE_REQUEST, "content.load"), 2);
+    assert_int_equal (kvsenv_serve_loads (env), 2);
+    assert_int_equal (r1.calls, 1);
+    assert_int_equal (env->ctx.stats.held_loads, 2);
+    assert_int_equal (env->ctx.nlookups, 0);
+    result_clear (&r1);
+    result_clear (&r2);
+    result_clear (&r3);
+    free (t.bigval);
+    kvsenv_destroy (env);
+}
+
+/* A release whose loads cannot be started fails their lookups; an unload
+ * fails held loads like loads in flight.
+ */
+static void test_held_fail (void **state)
+{
+    struct kvsenv *env = kvsenv_create (1, 4);
+    struct tree t;
+    struct result r1 = { 0 }, r2 = { 0 };
+
+    make_tree (env, &t, false);
+    load_table_hold (env->ctx.loads);
+    start (env, t.root, "big", 0, &r1);
+    assert_int_equal (load_table_nheld (env->ctx.loads), 2);
+    fakeh_fail_send (env->fake, "content.load", 0, 2, EHOSTUNREACH);
+    assert_int_equal (load_table_release (env->ctx.loads), 0);
+    assert_int_equal (r1.calls, 1);
+    assert_int_equal (r1.errnum, EHOSTUNREACH);
+    assert_int_equal (load_table_count (env->ctx.loads), 0);
+
+    load_table_hold (env->ctx.loads);
+    start (env, t.root, "big", 0, &r2);
+    assert_int_equal (load_table_nheld (env->ctx.loads), 2);
+    env->ctx.unloading = true;
+    load_table_fail_all (env->ctx.loads, ENOSYS);
+    assert_int_equal (r2.calls, 1);
+    assert_int_equal (r2.errnum, ENOSYS);
+    assert_int_equal (load_table_nheld (env->ctx.loads), 0);
+    assert_false (load_table_held (env->ctx.loads));
+    assert_int_equal (env->ctx.nlookups, 0);
+    result_clear (&r1);
+    result_clear (&r2);
+    free (t.bigval);
+    kvsenv_destroy (env);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -445,6 +535,8 @@ int main (void)
         cmocka_unit_test (test_load_errors),
         cmocka_unit_test (test_load_start_fails),
         cmocka_unit_test (test_unload),
+        cmocka_unit_test (test_held_loads),
+        cmocka_unit_test (test_held_fail),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
