@@ -979,7 +979,8 @@ static void publish_prime (struct round *rd)
 {
     struct kvs_ctx *ctx = rd->a->ctx;
     blobtab_t *values = blobtab_create ();
-    json_t *one = json_pack ("[{s:i}]", "version", ctx->version);
+    json_t *one = json_pack ("[{s:i s:f}]", "version", ctx->version,
+                             "stamp", monotime ());
     canopy_future_t *f = NULL;
     void *buf;
     size_t len;
@@ -999,6 +1000,16 @@ static void publish_prime (struct round *rd)
     if (!f)
         canopy_log (ctx->h, LOG_ERR, "cannot publish kvs.prime of version %d: %s",
                     ctx->version, strerror (errno ? errno : ENOMEM));
+    /* rank 0's own lookups of them, too, are answered from the cache
+     * rather than by a content.load each
+     */
+    for (int i = 0; i < blobtab_count (values); i++) {
+        const char *ref;
+        const void *data;
+        size_t len;
+        if (blobtab_at (values, i, &ref, &data, &len) == 0)
+            (void)objcache_put_raw (ctx->cache, ref, data, len);
+    }
     canopy_future_destroy (f);
     json_decref (one);
     blobtab_destroy (values);

@@ -22,7 +22,7 @@
  *                                  broker on arrival and decoded when a
  *                                  lookup needs one: priming); prime: true
  *                                  announces a kvs.prime event next
- *   event kvs.prime {version}      a kvs_frame of that version's new small
+ *   event kvs.prime {version, stamp} a kvs_frame of that version's new small
  *                                  values (maybe none).  Separate, so
  *                                  the fence's answers do not wait for its
  *                                  bytes; meanwhile a broker holds the value
@@ -264,6 +264,7 @@ static void prime_cb (canopy_t *h, canopy_msg_handler_t *mh,
     const void *buf = NULL;
     size_t len = 0, off = 0;
     int version;
+    double stamp = 0, now = monotime ();
     canopy_error_t error;
 
     if (!canopy_msg_has_flag (msg, CANOPY_MSGFLAG_RAW)
@@ -271,11 +272,13 @@ static void prime_cb (canopy_t *h, canopy_msg_handler_t *mh,
         || kvs_frame_header (buf, len, "prime", &hdr, &fences, &table, &off,
                              &error) < 0
         || !json_is_object ((o = json_array_get (fences, 0)))
-        || json_unpack (o, "{s:i}", "version", &version) < 0) {
+        || json_unpack (o, "{s:i s?F}", "version", &version, "stamp", &stamp) < 0) {
         canopy_log (h, LOG_ERR, "malformed kvs.prime event");
         json_decref (hdr);
         return;
     }
+    if (stamp > 0 && now >= stamp)
+        tstat_push (&ctx->timing.prime_lag, (now - stamp) * 1e6);
     if (ctx->rank > 0) {
         struct prime p = { .ctx = ctx, .msg = msg, .ndirs = 0, .index = 0 };
         if (kvs_frame_foreach_blob (buf, len, off, table, false, "prime",
@@ -563,7 +566,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
     canopy_respond_pack (h, msg,
         "{s:i s:i s:s s:{s:I s:I s:I s:I s:I s:I s:I} s:{s:i s:i s:i} s:i s:i s:i s:i"
         " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
-        " s:{s:o s:o s:o s:o s:o s:o s:o} s:o s:{s:b s:I s:I s:I s:I}}",
+        " s:{s:o s:o s:o s:o s:o s:o s:o s:o} s:o s:{s:b s:I s:I s:I s:I}}",
         "rank", (int)ctx->rank,
         "version", ctx->version,
         "rootref", ctx->rootref,
@@ -598,6 +601,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                   "apply", tstat_json (&ctx->timing.apply),
                   "apply-ops", tstat_json (&ctx->timing.apply_ops),
                   "setroot-lag", tstat_json (&ctx->timing.setroot_lag),
+                  "prime-lag", tstat_json (&ctx->timing.prime_lag),
                   "setroot-handle", tstat_json (&ctx->timing.setroot_handle),
         "checkpoint", ck ? ck : json_null (),
         "direct", "listening", ctx->direct != NULL,
@@ -826,6 +830,7 @@ int mod_main (canopy_t *h, int argc, char **argv)
     tstat_init (&ctx.timing.apply);
     tstat_init (&ctx.timing.apply_ops);
     tstat_init (&ctx.timing.setroot_lag);
+    tstat_init (&ctx.timing.prime_lag);
     tstat_init (&ctx.timing.setroot_handle);
     if (!(ctx.r = canopy_get_reactor (h))
         || canopy_get_rank (h, &ctx.rank) < 0

@@ -89,7 +89,9 @@ struct kvs_ctx {
      * watches).  Elapsed time: fence_wait (rank 0) from a fence's first
      * contribution to its last, setroot_lag from rank 0's publication to
      * this broker's handling of the event (one machine: CLOCK_MONOTONIC is
-     * shared by all brokers).  apply_ops (rank 0): operations per round.
+     * shared by all brokers), prime_lag the same for kvs.prime events
+     * (their values reach this broker that long after rank 0 published
+     * them).  apply_ops (rank 0): operations per round.
      */
     struct {
         struct tstat relay_decode;
@@ -98,6 +100,7 @@ struct kvs_ctx {
         struct tstat apply;
         struct tstat apply_ops;
         struct tstat setroot_lag;
+        struct tstat prime_lag;
         struct tstat setroot_handle;
     } timing;
 };
