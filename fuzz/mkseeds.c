@@ -15,6 +15,7 @@
 #include "src/common/libkvs/treeobj.h"
 #include "src/common/libkvs/kvs_wire.h"
 #include "src/common/libkvs/blobtab.h"
+#include "src/common/libkvs/blobrecs.h"
 #include "src/common/libutil/blobref.h"
 
 static const char *topdir;
@@ -247,6 +248,22 @@ static void kvs_wire_seeds (void)
     blobtab_destroy (blobs);
 }
 
+/* blob records as kvs.prime carries them: none, an empty blob, two */
+static void blobrecs_seeds (void)
+{
+    const char *d[2] = { "", "a value of a collective fence" };
+    char ref[BLOBREF_MAX];
+    uint8_t buf[512], *p = buf;
+    for (int i = 0; i < 2; i++) {
+        blobref_hash (d[i], strlen (d[i]), ref, sizeof (ref));
+        p = blobrecs_put (p, ref, d[i], strlen (d[i]));
+        if (i == 0)
+            put ("blobrecs", "one-empty", buf, p - buf);
+    }
+    put ("blobrecs", "two", buf, p - buf);
+    put ("blobrecs", "truncated", buf, p - buf - 3);
+}
+
 int main (int argc, char *argv[])
 {
     canopy_msg_t *all[16];
@@ -267,6 +284,7 @@ int main (int argc, char *argv[])
     blobref_hash ("one", 3, ref1, sizeof (ref1));
     blobref_hash ("two", 3, ref2, sizeof (ref2));
     treeobj_seeds (ref1, ref2);
+    blobrecs_seeds ();
 
     put_str ("kvs_lookup_wire", "plain", "{\"key\":\"a.b.c\",\"flags\":0}");
     put_str ("kvs_lookup_wire", "reordered", " { \"flags\" : 12 , \"key\" : \"pmi.kvs-1[3]\" } ");

@@ -31,6 +31,7 @@
 #include "src/common/libkvs/kvs_path.h"
 #include "src/common/libkvs/blobtab.h"
 #include "src/common/libkvs/kvs_frame.h"
+#include "src/common/libkvs/blobrecs.h"
 #include "fence.h"
 #include "apply.h"
 #include "checkpoint.h"
@@ -707,22 +708,13 @@ static void foreach_new_blob (struct round *rd, store_blob_f fn, void *arg)
 
 static void size_blob (const char *ref, const void *data, size_t len, void *arg)
 {
-    *(size_t *)arg += BLOBREF_STRLEN + 4 + len;
+    *(size_t *)arg += blobrecs_size (len);
 }
 
 static void put_blob (const char *ref, const void *data, size_t len, void *arg)
 {
     uint8_t **pp = arg;
-    uint8_t *p = *pp;
-
-    memcpy (p, ref, BLOBREF_STRLEN);
-    p += BLOBREF_STRLEN;
-    p[0] = len >> 24;
-    p[1] = len >> 16;
-    p[2] = len >> 8;
-    p[3] = len;
-    memcpy (p + 4, data, len);
-    *pp = p + 4 + len;
+    *pp = blobrecs_put (*pp, ref, data, len);
 }
 
 /* Send every new blob to the content service, in one content.store-local
@@ -972,7 +964,9 @@ static canopy_future_t *publish_setroot (struct kvs_ctx *ctx, json_t *names,
 }
 
 /* Publish kvs.prime, the values a setroot announced: a kvs_frame whose
- * header "fences" is [{"version": V}].  If it cannot be built, the same
+ * header "fences" is [{"version": V, "stamp": T}], with no blob table,
+ * and whose body is the values as blob records (blobrecs.h: no JSON
+ * table for every broker to parse).  If it cannot be built, the same
  * without values, so no broker holds its loads until its timer (kvs.c).
  */
 static void publish_prime (struct round *rd)
@@ -982,14 +976,38 @@ static void publish_prime (struct round *rd)
     json_t *one = json_pack ("[{s:i s:f}]", "version", ctx->version,
                              "stamp", monotime ());
     canopy_future_t *f = NULL;
+    uint8_t *recs = NULL, *p;
+    size_t total = 0;
     void *buf;
     size_t len;
 
     if (values)
         prime_values (rd, values);
+    for (int i = 0; i < blobtab_count (values); i++) {
+        const char *ref;
+        const void *data;
+        size_t n;
+        (void)blobtab_at (values, i, &ref, &data, &n);
+        total += blobrecs_size (n);
+    }
+    if (total > 0 && (recs = malloc (total))) {
+        p = recs;
+        for (int i = 0; i < blobtab_count (values); i++) {
+            const char *ref;
+            const void *data;
+            size_t n;
+            (void)blobtab_at (values, i, &ref, &data, &n);
+            p = blobrecs_put (p, ref, data, n);
+        }
+    }
+    /* the values as the frame's body (blobrecs.h), or, if that cannot be
+     * built, the same event without them
+     */
     for (int pass = 0; pass < 2 && one && !f; pass++) {
-        if (kvs_frame_encode (one, pass == 0 ? values : NULL, NULL, 0, SIZE_MAX,
-                              &buf, &len) == 0) {
+        if (pass == 0 && !recs)
+            continue;
+        if (kvs_frame_encode (one, NULL, pass == 0 ? recs : NULL,
+                              pass == 0 ? total : 0, SIZE_MAX, &buf, &len) == 0) {
             f = canopy_event_publish_raw (ctx->h, "kvs.prime", CANOPY_MSGFLAG_RAW,
                                            buf, len);
             free (buf);
@@ -997,6 +1015,7 @@ static void publish_prime (struct round *rd)
                 ctx->stats.primed_values += blobtab_count (values);
         }
     }
+    free (recs);
     if (!f)
         canopy_log (ctx->h, LOG_ERR, "cannot publish kvs.prime of version %d: %s",
                     ctx->version, strerror (errno ? errno : ENOMEM));
@@ -1006,9 +1025,9 @@ static void publish_prime (struct round *rd)
     for (int i = 0; i < blobtab_count (values); i++) {
         const char *ref;
         const void *data;
-        size_t len;
-        if (blobtab_at (values, i, &ref, &data, &len) == 0)
-            (void)objcache_put_raw (ctx->cache, ref, data, len);
+        size_t n;
+        if (blobtab_at (values, i, &ref, &data, &n) == 0)
+            (void)objcache_put_raw (ctx->cache, ref, data, n);
     }
     canopy_future_destroy (f);
     json_decref (one);

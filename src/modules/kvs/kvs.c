@@ -22,8 +22,9 @@
  *                                  broker on arrival and decoded when a
  *                                  lookup needs one: priming); prime: true
  *                                  announces a kvs.prime event next
- *   event kvs.prime {version, stamp} a kvs_frame of that version's new small
- *                                  values (maybe none).  Separate, so
+ *   event kvs.prime {version, stamp} a kvs_frame whose body is that
+ *                                  version's new small values as blob
+ *                                  records (maybe none).  Separate, so
  *                                  the fence's answers do not wait for its
  *                                  bytes; meanwhile a broker holds the value
  *                                  loads its lookups would start (load.h),
@@ -72,6 +73,7 @@
 #include "src/common/libutil/modopt.h"
 #include "src/common/libkvs/treeobj.h"
 #include "src/common/libkvs/kvs_frame.h"
+#include "src/common/libkvs/blobrecs.h"
 #include "kvs_ctx.h"
 #include "lookup.h"
 #include "src/common/libkvs/kvs_lookup_wire.h"
@@ -253,8 +255,10 @@ malformed:
 }
 
 /* kvs.prime: the new values of the collective fence that made 'version'
- * (apply.c), cached without a copy like setroot's, then the held value
- * loads are released: those the event brought complete at once.
+ * (apply.c), as blob records in the frame's body (blobrecs.h), cached
+ * without a copy like setroot's; then the held value loads are released:
+ * those the event brought complete at once.  A malformed body caches
+ * nothing (the held loads are still released: they load).
  */
 static void prime_cb (canopy_t *h, canopy_msg_handler_t *mh,
                       const canopy_msg_t *msg, void *arg)
@@ -271,6 +275,7 @@ static void prime_cb (canopy_t *h, canopy_msg_handler_t *mh,
         || canopy_msg_get_payload (msg, &buf, &len) < 0
         || kvs_frame_header (buf, len, "prime", &hdr, &fences, &table, &off,
                              &error) < 0
+        || json_array_size (table) != 0
         || !json_is_object ((o = json_array_get (fences, 0)))
         || json_unpack (o, "{s:i s?F}", "version", &version, "stamp", &stamp) < 0) {
         canopy_log (h, LOG_ERR, "malformed kvs.prime event");
@@ -281,8 +286,8 @@ static void prime_cb (canopy_t *h, canopy_msg_handler_t *mh,
         tstat_push (&ctx->timing.prime_lag, (now - stamp) * 1e6);
     if (ctx->rank > 0) {
         struct prime p = { .ctx = ctx, .msg = msg, .ndirs = 0, .index = 0 };
-        if (kvs_frame_foreach_blob (buf, len, off, table, false, "prime",
-                                    prime_blob, &p, &error) < 0)
+        if (blobrecs_foreach ((const char *)buf + off, len - off, prime_blob, &p,
+                              &error) < 0)
             canopy_log (h, LOG_ERR, "kvs.prime: %s", error.text);
         if (ctx->prime_version >= 0 && version >= ctx->prime_version)
             prime_release (ctx);

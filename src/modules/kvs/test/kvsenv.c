@@ -9,6 +9,7 @@
 #include <errno.h>
 #include "src/common/libutil/base64.h"
 #include "src/common/libkvs/kvs_frame.h"
+#include "src/common/libkvs/blobrecs.h"
 #include "src/common/libutil/blobref.h"
 #include "src/common/libkvs/treeobj.h"
 #include "src/common/libkvs/kvs_txn.h"
@@ -177,6 +178,11 @@ json_t *kvsenv_msg_json (const canopy_msg_t *msg)
     return json_loads (s, JSON_DECODE_ANY, NULL);
 }
 
+static int add_rec (const char *ref, const void *data, size_t len, void *arg)
+{
+    return json_array_append_new (arg, json_pack ("[s I]", ref, (json_int_t)len));
+}
+
 json_t *kvsenv_take_event (struct kvsenv *env, const char *topic)
 {
     canopy_msg_t *req = fakeh_take_publication (env->fake, topic);
@@ -206,6 +212,11 @@ json_t *kvsenv_take_event (struct kvsenv *env, const char *topic)
         for (size_t i = 0; i < json_array_size (table); i++)
             json_array_append (i < (size_t)ndirs ? objs : vals,
                                json_array_get (table, i));
+        /* a body of blob records (kvs.prime): values too */
+        size_t plen = len - tlen;
+        if (json_array_size (table) == 0 && off < plen)
+            assert_true (blobrecs_foreach ((const char *)data + tlen + off,
+                                           plen - off, add_rec, vals, NULL) > 0);
         assert_int_equal (json_object_set_new (o, "objs", objs), 0);
         if (json_array_size (vals) > 0)
             assert_int_equal (json_object_set_new (o, "vals", vals), 0);
