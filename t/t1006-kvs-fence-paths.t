@@ -77,27 +77,47 @@ test_expect_success 'a consumer phase right after the fence loads no value' '
 		return 1
 	done
 '
-# A setroot that announces a kvs.prime which never comes (here a forged
-# one, of the current version): lookups of values wait for it, then load
-# after a second, and the broker says so.
-test_expect_success 'a lost kvs.prime holds value loads for a second, no more' '
-	canopy kvs put held.v=$(printf "%0100d" 7 | tr 0 x) &&
-	canopy kvs --rank 7 wait $(canopy kvs version) &&
+# Forge a setroot of the current version announcing a kvs.prime with
+# PRIME (JSON: true, or a string of ref prefixes) after dropping rank 7's
+# cache, and wait until rank 7 handled it.  The kvs.prime never comes.
+forge_setroot () {
 	canopy kvs --rank 7 dropcache &&
 	rpc kvs.getroot >root.json &&
 	v=$(jq .version root.json) && ref=$(jq -r .rootref root.json) &&
 	s0=$(counter 7 setroots) &&
 	canopy event pub kvs.setroot \
-		"{\"version\":$v,\"rootref\":\"$ref\",\"names\":[],\"errors\":[],\"prime\":true}" &&
+		"{\"version\":$v,\"rootref\":\"$ref\",\"names\":[],\"errors\":[],\"prime\":$1}" &&
 	n=0 &&
 	while test $(counter 7 setroots) = $s0; do
 		n=$((n + 1)) && test $n -lt 300 || return 1
 		sleep 0.1
-	done &&
+	done
+}
+HELD=$(printf "%0100d" 7 | tr 0 x)
+get_held () {	# rank 7 reads held.v; prints how many value loads it held
 	h0=$(counter 7 held-loads) &&
-	test "$(canopy kvs --rank 7 get held.v)" = "$(printf "%0100d" 7 | tr 0 x)" &&
-	test $(counter 7 held-loads) -gt $h0 &&
+	test "$(canopy kvs --rank 7 get held.v)" = "$HELD" &&
+	echo $(($(counter 7 held-loads) - h0))
+}
+# Lookups of values wait for an announced kvs.prime, then load after a
+# second, and the broker says so.
+test_expect_success 'a lost kvs.prime holds value loads for a second, no more' '
+	canopy kvs put held.v=$HELD &&
+	canopy kvs --rank 7 wait $(canopy kvs version) &&
+	forge_setroot true &&
+	test $(get_held) -gt 0 &&
 	canopy dmesg --rank 7 | grep "kvs.prime of version $v did not come"
+'
+# The setroot lists the values its kvs.prime brings (8 hex digits of each
+# ref): a value not listed is loaded at once, not held.
+test_expect_success 'only the values a setroot lists are held' '
+	forge_setroot "\"00000000\"" &&
+	test $(get_held) = 0
+'
+test_expect_success 'a malformed prime list holds nothing, and says so' '
+	forge_setroot "\"xyz\"" &&
+	canopy dmesg --rank 7 | grep "malformed prime list" &&
+	test $(get_held) = 0
 '
 test_expect_success 'a malformed kvs.prime is logged and ignored' '
 	canopy event pub kvs.prime "{}" &&

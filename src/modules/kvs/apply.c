@@ -27,6 +27,7 @@
 #include <canopy/canopy.h>
 #include "src/common/libutil/monotime.h"
 #include "src/common/libutil/list.h"
+#include "src/common/libutil/hashmap.h"
 #include "src/common/libkvs/treeobj.h"
 #include "src/common/libkvs/kvs_path.h"
 #include "src/common/libkvs/blobtab.h"
@@ -893,49 +894,87 @@ static void prime_values (struct round *rd, blobtab_t *blobs)
     foreach_value (rd, prime_value, &pb);
 }
 
-/* Whether the round has a value for kvs.prime (prime_values would add
- * one), without copying any.
+/* What the setroot says of the kvs.prime event to come, without copying
+ * any value: NULL if none comes (no value eligible), or the refs of the
+ * values prime_values will choose (same order, budget and de-duplication)
+ * as a string of their first KVS_PRIME_PREFIX hex digits each, so that a
+ * broker holds only the loads of those (kvs.c, load.h) and loads any
+ * other value at once; or true (hold every value load) past
+ * KVS_PRIME_LIST_MAX values, or if memory is short.
  */
-static bool eligible_value (struct round *rd, int fence, const char *ref,
-                            const void *data, size_t len, void *arg)
+struct prime_select {
+    size_t max;
+    size_t left;
+    hashmap_t *seen;
+    char *list;
+    int n;
+    bool all;
+};
+
+static bool select_value (struct round *rd, int fence, const char *ref,
+                          const void *data, size_t len, void *arg)
 {
-    struct prime_budget *pb = arg;
-    if (len <= pb->max && len <= pb->left) {
-        pb->left = 0;       /* found: stop */
+    struct prime_select *ps = arg;
+
+    if (len > ps->max || len > ps->left || hashmap_lookup (ps->seen, ref))
+        return true;
+    if (hashmap_insert (ps->seen, ref, (void *)1) < 0) {
+        ps->all = true;         /* ENOMEM: hold them all */
         return false;
     }
-    return true;
+    ps->left -= len;
+    if (ps->n < KVS_PRIME_LIST_MAX)
+        memcpy (ps->list + ps->n * KVS_PRIME_PREFIX, ref + 7, KVS_PRIME_PREFIX);
+    else
+        ps->all = true;
+    ps->n++;
+    return ps->left > 0;
 }
 
-static bool any_prime_value (struct round *rd)
+static json_t *prime_announce (struct round *rd)
 {
     struct kvs_ctx *ctx = rd->a->ctx;
-    struct prime_budget pb = {
+    struct prime_select ps = {
         .max = ctx->limits.prime_max,
         .left = ctx->size > 1 ? ctx->limits.prime_values / ctx->size : 0,
     };
-    size_t left = pb.left;
+    json_t *o = NULL;
 
-    if (!round_collective (rd) || pb.left == 0 || pb.max == 0)
-        return false;
-    foreach_value (rd, eligible_value, &pb);
-    return left > 0 && pb.left == 0;
+    if (!round_collective (rd) || ps.left == 0 || ps.max == 0)
+        return NULL;
+    if (!(ps.seen = hashmap_create (NULL))
+        || !(ps.list = malloc (KVS_PRIME_LIST_MAX * KVS_PRIME_PREFIX + 1)))
+        ps.all = true;
+    else
+        foreach_value (rd, select_value, &ps);
+    if (ps.n > 0 || ps.all) {
+        if (!ps.all)
+            o = json_stringn (ps.list, ps.n * KVS_PRIME_PREFIX);
+        if (!o)
+            o = json_true ();
+    }
+    hashmap_destroy (ps.seen);
+    free (ps.list);
+    return o;
 }
 
 /* Publish kvs.setroot: JSON, or, with directories to carry, a kvs_frame
  * whose header "fences" is [the same JSON object, with "ndirs"] and whose
  * blobs are those directories (setroot_cb in kvs.c reads both).
- * 'prime' announces the kvs.prime event that follows.
+ * 'prime' (NULL: none; stolen otherwise) announces the kvs.prime event
+ * that follows, and which values it will bring (prime_announce).
  */
 static canopy_future_t *publish_setroot (struct kvs_ctx *ctx, json_t *names,
-                                         blobtab_t *dirs, bool prime)
+                                         blobtab_t *dirs, json_t *prime)
 {
     json_t *o = json_pack ("{s:i s:s s:O s:[] s:f}",
                            "version", ctx->version, "rootref", ctx->rootref,
                            "names", names, "errors", "stamp", monotime ());
     canopy_future_t *f = NULL;
 
-    if (!o || (prime && json_object_set_new (o, "prime", json_true ()) < 0)) {
+    if (!o || (prime && json_object_set_new (o, "prime", prime) < 0)) {
+        if (!o)
+            json_decref (prime);
         json_decref (o);
         errno = ENOMEM;
         return NULL;
@@ -1066,12 +1105,15 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
      */
     if (any) {
         blobtab_t *dirs = names_ok ? prime_objects (rd) : NULL;
-        bool prime = any_prime_value (rd);
+        json_t *announce = prime_announce (rd);
+        bool prime = announce != NULL;
         canopy_future_t *f = NULL;
         if (names_ok && dirs)
-            f = publish_setroot (ctx, names, dirs, prime);
-        else
+            f = publish_setroot (ctx, names, dirs, announce);
+        else {
+            json_decref (announce);
             errno = ENOMEM;
+        }
         blobtab_destroy (dirs);
         if (!f) {
             for (int i = 0; i < rd->nfences; i++) {

@@ -20,8 +20,10 @@
  *                                  whose blobs are ndirs small new
  *                                  directories (cached encoded by every
  *                                  broker on arrival and decoded when a
- *                                  lookup needs one: priming); prime: true
- *                                  announces a kvs.prime event next
+ *                                  lookup needs one: priming); prime
+ *                                  announces a kvs.prime event next: the
+ *                                  first 8 hex digits of each value's
+ *                                  ref it brings, concatenated, or true
  *   event kvs.prime {version, stamp} a kvs_frame whose body is that
  *                                  version's new small values as blob
  *                                  records (maybe none).  Separate, so
@@ -142,9 +144,24 @@ struct prime {
  */
 static const double prime_wait = 1.0;
 
-static void prime_hold (struct kvs_ctx *ctx, int version)
+/* Hold the value loads the setroot's "prime" names: a string of ref
+ * prefixes (those values only), or true (every value).  A malformed list
+ * holds nothing.
+ */
+static void prime_hold (struct kvs_ctx *ctx, int version, json_t *prime)
 {
-    load_table_hold (ctx->loads);
+    const char *list = json_string_value (prime);
+    size_t len = json_string_length (prime);
+
+    if (list && (len == 0 || len % KVS_PRIME_PREFIX != 0)) {
+        canopy_log (ctx->h, LOG_ERR, "kvs.setroot: malformed prime list");
+        return;
+    }
+    if (load_table_hold (ctx->loads, list, len / KVS_PRIME_PREFIX) < 0
+        && errno == EINVAL) {
+        canopy_log (ctx->h, LOG_ERR, "kvs.setroot: malformed prime list");
+        return;
+    }
     ctx->prime_version = version;
     if (ctx->prime_timer) {
         canopy_timer_watcher_reset (ctx->prime_timer, prime_wait, 0);
@@ -198,7 +215,8 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
     const char *rootref;
     json_t *names = NULL, *errors = NULL;
     json_t *hdr = NULL, *fences, *table = NULL, *o = NULL;
-    int ndirs = 0, prime = 0;
+    int ndirs = 0;
+    json_t *prime = NULL;
     const void *buf = NULL;
     size_t len = 0, off = 0;
     double stamp = 0;
@@ -215,7 +233,7 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
     }
     else if (canopy_msg_get_json (msg, &o) < 0)
         goto malformed;
-    if (json_unpack (o, "{s:i s:s s?o s?o s?F s?i s?b}", "version", &version,
+    if (json_unpack (o, "{s:i s:s s?o s?o s?F s?i s?o}", "version", &version,
                      "rootref", &rootref, "names", &names,
                      "errors", &errors, "stamp", &stamp, "ndirs", &ndirs,
                      "prime", &prime) < 0
@@ -243,8 +261,9 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
          */
         if (ctx->prime_version >= 0 && version > ctx->prime_version)
             prime_release (ctx);
-        if (prime && version == ctx->version)   /* not a stale event */
-            prime_hold (ctx, version);
+        if ((json_is_true (prime) || json_is_string (prime))
+            && version == ctx->version)         /* not a stale event */
+            prime_hold (ctx, version, prime);
     }
     tstat_push (&ctx->timing.setroot_handle, (thread_cputime () - t0) * 1e6);
     json_decref (hdr);

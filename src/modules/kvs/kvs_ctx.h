@@ -36,6 +36,13 @@ struct kvs_module_limits {
                                    not an option: tests make it small) */
 };
 
+/* The setroot of a collective fence names the values its kvs.prime event
+ * will bring by the first KVS_PRIME_PREFIX hex digits of their refs, up
+ * to KVS_PRIME_LIST_MAX of them (apply.c: prime_announce; load.h).
+ */
+#define KVS_PRIME_PREFIX 8
+#define KVS_PRIME_LIST_MAX 4096
+
 struct kvs_ctx {
     canopy_t *h;
     canopy_reactor_t *r;

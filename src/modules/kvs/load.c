@@ -10,6 +10,7 @@
 #include <string.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <canopy/canopy.h>
 #include "src/common/libutil/hashmap.h"
 #include "src/common/libkvs/treeobj.h"
@@ -20,6 +21,8 @@ struct load_table {
     struct kvs_ctx *ctx;
     hashmap_t *map;             /* "d:REF" / "r:REF" -> future in flight */
     bool held;                  /* value loads are recorded, not started */
+    uint32_t *prefixes;         /* ... only of these refs (sorted), or */
+    int nprefixes;              /* -1: all of them */
     char (*heldrefs)[BLOBREF_MAX];  /* those recorded (each pending in the cache) */
     int nheld;
     int capheld;
@@ -58,6 +61,7 @@ void load_table_destroy (struct load_table *lt)
         int saved_errno = errno;
         hashmap_destroy (lt->map);
         free (lt->heldrefs);
+        free (lt->prefixes);
         free (lt);
         errno = saved_errno;
     }
@@ -156,10 +160,80 @@ static int hold_load (struct load_table *lt, const char *ref)
     return 0;
 }
 
-void load_table_hold (struct load_table *lt)
+/* The first KVS_PRIME_PREFIX hex digits of s as a number; -1 if not hex. */
+static int64_t hex_prefix (const char *s)
 {
-    if (lt)
-        lt->held = true;
+    uint32_t v = 0;
+    for (int i = 0; i < KVS_PRIME_PREFIX; i++) {
+        int c = s[i], d;
+        if (c >= '0' && c <= '9')
+            d = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            d = c - 'a' + 10;
+        else
+            return -1;
+        v = (v << 4) | (uint32_t)d;
+    }
+    return v;
+}
+
+static int cmp_u32 (const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int load_table_hold (struct load_table *lt, const char *prefixes, size_t n)
+{
+    uint32_t *v = NULL;
+
+    if (!lt) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (prefixes) {
+        if (n == 0 || n > KVS_PRIME_LIST_MAX) {
+            errno = EINVAL;
+            return -1;
+        }
+        if (!(v = malloc (n * sizeof (*v)))) {
+            free (lt->prefixes);
+            lt->prefixes = NULL;
+            lt->nprefixes = -1;
+            lt->held = true;
+            errno = ENOMEM;
+            return -1;
+        }
+        for (size_t i = 0; i < n; i++) {
+            int64_t x = hex_prefix (prefixes + i * KVS_PRIME_PREFIX);
+            if (x < 0) {
+                free (v);
+                errno = EINVAL;
+                return -1;
+            }
+            v[i] = (uint32_t)x;
+        }
+        qsort (v, n, sizeof (*v), cmp_u32);
+    }
+    free (lt->prefixes);
+    lt->prefixes = v;
+    lt->nprefixes = v ? (int)n : -1;
+    lt->held = true;
+    return 0;
+}
+
+/* Whether a load of value 'ref' is held now. */
+static bool holds (struct load_table *lt, const char *ref)
+{
+    if (!lt->held)
+        return false;
+    if (lt->nprefixes < 0)
+        return true;
+    int64_t x = strlen (ref) > 7 + KVS_PRIME_PREFIX ? hex_prefix (ref + 7) : -1;
+    if (x < 0)
+        return false;
+    uint32_t key = (uint32_t)x;
+    return bsearch (&key, lt->prefixes, lt->nprefixes, sizeof (key), cmp_u32) != NULL;
 }
 
 bool load_table_held (struct load_table *lt)
@@ -192,6 +266,9 @@ int load_table_release (struct load_table *lt)
     if (!lt)
         return 0;
     lt->held = false;
+    free (lt->prefixes);
+    lt->prefixes = NULL;
+    lt->nprefixes = 0;
     v = take_held (lt, &n);
     for (int i = 0; i < n; i++) {
         objcache_t *cache = lt->ctx->cache;
@@ -217,7 +294,7 @@ int kvs_load (struct kvs_ctx *ctx, const char *ref, enum objtype type,
         return -1;
     if (rc == 0)
         return 0;       /* already loading: cb runs when it is done */
-    if (type == OBJ_RAW && ctx->loads->held) {
+    if (type == OBJ_RAW && holds (ctx->loads, ref)) {
         if ((rc = hold_load (ctx->loads, ref)) == 0)
             ctx->stats.held_loads++;
     }
@@ -239,8 +316,12 @@ void load_table_fail_all (struct load_table *lt, int errnum)
     int nh = 0;
     char (*v)[BLOBREF_MAX] = lt ? take_held (lt, &nh) : NULL;
 
-    if (lt)
+    if (lt) {
         lt->held = false;
+        free (lt->prefixes);
+        lt->prefixes = NULL;
+        lt->nprefixes = 0;
+    }
     for (int i = 0; i < nh; i++)
         objcache_load_done (lt->ctx->cache, OBJ_RAW, v[i], errnum);
     free (v);

@@ -14,12 +14,13 @@
  *
  * Holding value loads: after a setroot event that announces a kvs.prime
  * event (the new values of a collective fence, sent separately so that
- * the fence's answers do not wait for them), a value a lookup misses is
- * most likely in that event, already on its way down the tree.  While
- * the table is held, a value load that would start is recorded instead
- * (its waiters wait as for any load); load_table_release then completes
- * those the event put in the cache and starts real loads for the rest.
- * Directory loads are never held.
+ * the fence's answers do not wait for them), a value a lookup misses may
+ * be in that event, already on its way down the tree; the setroot lists
+ * the first hex digits of the refs of those it brings.  While the table
+ * is held, a load of a listed value that would start is recorded instead
+ * (its waiters wait as for any load), and any other value loads at once;
+ * load_table_release then completes those the event put in the cache and
+ * starts real loads for the rest.  Directory loads are never held.
  *
  * Threads: the module's thread only.
  */
@@ -41,8 +42,14 @@ void load_table_fail_all (struct load_table *lt, int errnum);
 /* Loads in flight (not counting held ones). */
 int load_table_count (struct load_table *lt);
 
-/* Hold value loads (see above); holding twice is holding once. */
-void load_table_hold (struct load_table *lt);
+/* Hold value loads (see above): every one if 'prefixes' is NULL, else
+ * only those of refs whose digest starts with one of the 'n' prefixes
+ * (KVS_PRIME_PREFIX hex digits each, concatenated: what the setroot
+ * listed); any other value loads at once.  Holding again replaces the
+ * set.  Returns 0, or -1 (EINVAL: a malformed list, which holds nothing;
+ * ENOMEM: every value load is held).
+ */
+int load_table_hold (struct load_table *lt, const char *prefixes, size_t n);
 bool load_table_held (struct load_table *lt);
 /* Stop holding: every held load is completed now if its value is cached,
  * or started (a load that cannot be started fails its waiters with that

@@ -118,10 +118,23 @@ static json_t *drive (struct kvsenv *env, int store_errnum)
          */
         while ((ev = kvsenv_take_event (env, "kvs.prime"))) {
             assert_non_null (last);
-            assert_true (json_is_true (json_object_get (last, "prime")));
+            json_t *prime = json_object_get (last, "prime");
+            assert_true (json_is_true (prime) || json_is_string (prime));
             assert_int_equal (json_integer_value (json_object_get (ev, "version")),
                               json_integer_value (json_object_get (last, "version")));
             json_t *vals = json_object_get (ev, "vals");
+            /* the setroot listed exactly the values that came */
+            if (json_is_string (prime)) {
+                assert_int_equal (json_string_length (prime),
+                                  json_array_size (vals) * KVS_PRIME_PREFIX);
+                for (size_t i = 0; i < json_array_size (vals); i++) {
+                    const char *ref = json_string_value (json_array_get (
+                                                json_array_get (vals, i), 0));
+                    assert_memory_equal (json_string_value (prime)
+                                         + i * KVS_PRIME_PREFIX, ref + 7,
+                                         KVS_PRIME_PREFIX);
+                }
+            }
             if (vals)
                 assert_int_equal (json_object_set (last, "vals", vals), 0);
             json_decref (ev);

@@ -447,7 +447,7 @@ static void test_held_loads (void **state)
     struct result r1 = { 0 }, r2 = { 0 }, r3 = { 0 };
 
     make_tree (env, &t, false);
-    load_table_hold (env->ctx.loads);
+    assert_int_equal (load_table_hold (env->ctx.loads, NULL, 0), 0);
     assert_true (load_table_held (env->ctx.loads));
     start (env, t.root, "big", 0, &r1);
     start (env, t.root, "big", 0, &r2);     /* waits on the same held loads */
@@ -501,7 +501,7 @@ static void test_held_fail (void **state)
     struct result r1 = { 0 }, r2 = { 0 };
 
     make_tree (env, &t, false);
-    load_table_hold (env->ctx.loads);
+    assert_int_equal (load_table_hold (env->ctx.loads, NULL, 0), 0);
     start (env, t.root, "big", 0, &r1);
     assert_int_equal (load_table_nheld (env->ctx.loads), 2);
     fakeh_fail_send (env->fake, "content.load", 0, 2, EHOSTUNREACH);
@@ -510,7 +510,7 @@ static void test_held_fail (void **state)
     assert_int_equal (r1.errnum, EHOSTUNREACH);
     assert_int_equal (load_table_count (env->ctx.loads), 0);
 
-    load_table_hold (env->ctx.loads);
+    assert_int_equal (load_table_hold (env->ctx.loads, NULL, 0), 0);
     start (env, t.root, "big", 0, &r2);
     assert_int_equal (load_table_nheld (env->ctx.loads), 2);
     env->ctx.unloading = true;
@@ -526,6 +526,42 @@ static void test_held_fail (void **state)
     kvsenv_destroy (env);
 }
 
+/* A hold names the values to wait for (the setroot's prime list): the
+ * others load at once.  A malformed list holds nothing.
+ */
+static void test_held_listed (void **state)
+{
+    struct kvsenv *env = kvsenv_create (1, 4);
+    struct tree t;
+    struct result r1 = { 0 };
+    char list[2 * KVS_PRIME_PREFIX + 1];
+
+    make_tree (env, &t, false);
+    errno = 0;
+    assert_int_equal (load_table_hold (env->ctx.loads, "nothex!!", 1), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_int_equal (load_table_hold (env->ctx.loads, "0123", 0), -1);
+    assert_false (load_table_held (env->ctx.loads));
+
+    /* chunk 1 and an unrelated ref are listed; chunk 2 is not */
+    snprintf (list, sizeof (list), "%.8s%.8s", t.c1 + 7, "00000000");
+    assert_int_equal (load_table_hold (env->ctx.loads, list, 2), 0);
+    start (env, t.root, "big", 0, &r1);
+    assert_int_equal (load_table_nheld (env->ctx.loads), 1);
+    assert_int_equal (fakeh_count (env->fake, CANOPY_MSGTYPE_REQUEST, "content.load"), 1);
+    assert_int_equal (kvsenv_serve_loads (env), 1);
+    assert_int_equal (r1.calls, 0);
+    assert_int_equal (objcache_put_raw (env->ctx.cache, t.c1, t.bigval, 1000), 0);
+    assert_int_equal (load_table_release (env->ctx.loads), 1);
+    assert_int_equal (r1.calls, 1);
+    assert_memory_equal (r1.value, t.bigval, t.biglen);
+    assert_int_equal (fakeh_count (env->fake, CANOPY_MSGTYPE_REQUEST, "content.load"), 0);
+    assert_int_equal (env->ctx.nlookups, 0);
+    result_clear (&r1);
+    free (t.bigval);
+    kvsenv_destroy (env);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -537,6 +573,7 @@ int main (void)
         cmocka_unit_test (test_unload),
         cmocka_unit_test (test_held_loads),
         cmocka_unit_test (test_held_fail),
+        cmocka_unit_test (test_held_listed),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
