@@ -90,6 +90,7 @@ int blobrecs_foreach (const void *buf, size_t len, blobrecs_f fn, void *arg,
         return count;
     for (off = 0; off < len; ) {
         off = record (p, len, off, ref, &data, &blen, &why);
+        errno = 0;
         if (fn (ref, data, blen, arg) < 0) {
             if (errno == 0)
                 errno = EIO;

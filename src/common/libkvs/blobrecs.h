@@ -22,8 +22,9 @@
 size_t blobrecs_size (size_t len);
 
 /* Write one record at p (blobrecs_size (len) bytes of room); 'ref' is a
- * valid blobref (BLOBREF_STRLEN characters are copied).  Returns the end
- * of the record.
+ * valid blobref (BLOBREF_STRLEN characters are copied) and len at most
+ * UINT32_MAX (blobs travel in messages, far smaller).  Returns the end of
+ * the record.
  */
 void *blobrecs_put (void *p, const char *ref, const void *data, size_t len);
 

@@ -1006,7 +1006,9 @@ static canopy_future_t *publish_setroot (struct kvs_ctx *ctx, json_t *names,
  * header "fences" is [{"version": V, "stamp": T}], with no blob table,
  * and whose body is the values as blob records (blobrecs.h: no JSON
  * table for every broker to parse).  If it cannot be built, the same
- * without values, so no broker holds its loads until its timer (kvs.c).
+ * without values, so that brokers release their holds at once; if even
+ * that fails (out of memory), they release them on their timer (kvs.c,
+ * one second) or at the next setroot.
  */
 static void publish_prime (struct round *rd)
 {

@@ -242,6 +242,17 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
     ctx->stats.setroots++;
     if (stamp > 0 && now >= stamp)
         tstat_push (&ctx->timing.setroot_lag, (now - stamp) * 1e6);
+    /* the hold first: the new root's watches may look values up at once */
+    if (ctx->rank > 0) {
+        /* events come in order: a hold for an older version whose
+         * kvs.prime has not come by now was lost
+         */
+        if (ctx->prime_version >= 0 && version > ctx->prime_version)
+            prime_release (ctx);
+        if ((json_is_true (prime) || json_is_string (prime))
+            && version >= ctx->version)         /* not a stale event */
+            prime_hold (ctx, version, prime);
+    }
     kvs_root_update (ctx, version, rootref);
     /* answer the fences first: their callers' next requests (lookups in
      * the new version) are queued behind this handler anyway, so priming
@@ -255,16 +266,6 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
                                     prime_blob, &p, &error) < 0)
             canopy_log (h, LOG_ERR, "kvs.setroot: %s", error.text);
     }
-    if (ctx->rank > 0) {
-        /* events come in order: a hold for an older version whose
-         * kvs.prime has not come by now was lost
-         */
-        if (ctx->prime_version >= 0 && version > ctx->prime_version)
-            prime_release (ctx);
-        if ((json_is_true (prime) || json_is_string (prime))
-            && version == ctx->version)         /* not a stale event */
-            prime_hold (ctx, version, prime);
-    }
     tstat_push (&ctx->timing.setroot_handle, (thread_cputime () - t0) * 1e6);
     json_decref (hdr);
     return;
@@ -276,8 +277,8 @@ malformed:
 /* kvs.prime: the new values of the collective fence that made 'version'
  * (apply.c), as blob records in the frame's body (blobrecs.h), cached
  * without a copy like setroot's; then the held value loads are released:
- * those the event brought complete at once.  A malformed body caches
- * nothing (the held loads are still released: they load).
+ * those the event brought complete at once.  A malformed event caches
+ * nothing, and still ends a hold (the held loads load).
  */
 static void prime_cb (canopy_t *h, canopy_msg_handler_t *mh,
                       const canopy_msg_t *msg, void *arg)
@@ -299,6 +300,9 @@ static void prime_cb (canopy_t *h, canopy_msg_handler_t *mh,
         || json_unpack (o, "{s:i s?F}", "version", &version, "stamp", &stamp) < 0) {
         canopy_log (h, LOG_ERR, "malformed kvs.prime event");
         json_decref (hdr);
+        /* events come in order: this was the one a hold waits for */
+        if (ctx->rank > 0)
+            prime_release (ctx);
         return;
     }
     if (stamp > 0 && now >= stamp)

@@ -197,12 +197,14 @@ int load_table_hold (struct load_table *lt, const char *prefixes, size_t n)
             return -1;
         }
         if (!(v = malloc (n * sizeof (*v)))) {
+            /* no room for the list: hold every value load (correct, only
+             * slower for values the event does not bring)
+             */
             free (lt->prefixes);
             lt->prefixes = NULL;
             lt->nprefixes = -1;
             lt->held = true;
-            errno = ENOMEM;
-            return -1;
+            return 0;
         }
         for (size_t i = 0; i < n; i++) {
             int64_t x = hex_prefix (prefixes + i * KVS_PRIME_PREFIX);
@@ -312,7 +314,7 @@ int kvs_load (struct kvs_ctx *ctx, const char *ref, enum objtype type,
 
 void load_table_fail_all (struct load_table *lt, int errnum)
 {
-    size_t n = lt ? hashmap_size (lt->map) : 0;
+    size_t n;
     int nh = 0;
     char (*v)[BLOBREF_MAX] = lt ? take_held (lt, &nh) : NULL;
 
@@ -325,6 +327,7 @@ void load_table_fail_all (struct load_table *lt, int errnum)
     for (int i = 0; i < nh; i++)
         objcache_load_done (lt->ctx->cache, OBJ_RAW, v[i], errnum);
     free (v);
+    n = lt ? hashmap_size (lt->map) : 0;
 
     /* at most the loads in flight now (no allocation needed) */
     for (size_t i = 0; i < n; i++) {

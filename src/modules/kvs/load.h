@@ -46,8 +46,8 @@ int load_table_count (struct load_table *lt);
  * only those of refs whose digest starts with one of the 'n' prefixes
  * (KVS_PRIME_PREFIX hex digits each, concatenated: what the setroot
  * listed); any other value loads at once.  Holding again replaces the
- * set.  Returns 0, or -1 (EINVAL: a malformed list, which holds nothing;
- * ENOMEM: every value load is held).
+ * set.  Without memory for the list, every value load is held.  Returns
+ * 0, or -1 with EINVAL (a malformed list: nothing changes).
  */
 int load_table_hold (struct load_table *lt, const char *prefixes, size_t n);
 bool load_table_held (struct load_table *lt);

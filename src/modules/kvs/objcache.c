@@ -414,13 +414,21 @@ static void drop (objcache_t *c, struct entry *e)
     (void)hashmap_delete (c->map, e->key);
 }
 
+/* An entry made valid while a load of it was in flight (a setroot or
+ * kvs.prime event brought it first, or a held load) still has waiters
+ * until objcache_load_done: it is never dropped, or they would never be
+ * called.
+ */
 int objcache_expire (objcache_t *c, double now)
 {
+    struct list_node *pos, *tmp;
     int count = 0;
-    while (!list_empty (&c->lru)) {
-        struct entry *e = list_entry (c->lru.next, struct entry, lru);
+    list_for_each_safe (pos, tmp, &c->lru) {
+        struct entry *e = list_entry (pos, struct entry, lru);
         if (c->bytes <= c->max_bytes && now - e->lastuse < c->max_age)
             break;
+        if (e->nwaiters > 0)
+            continue;
         drop (c, e);
         count++;
     }
@@ -429,9 +437,13 @@ int objcache_expire (objcache_t *c, double now)
 
 int objcache_clear (objcache_t *c)
 {
+    struct list_node *pos, *tmp;
     int count = 0;
-    while (!list_empty (&c->lru)) {
-        drop (c, list_entry (c->lru.next, struct entry, lru));
+    list_for_each_safe (pos, tmp, &c->lru) {
+        struct entry *e = list_entry (pos, struct entry, lru);
+        if (e->nwaiters > 0)
+            continue;
+        drop (c, e);
         count++;
     }
     return count;

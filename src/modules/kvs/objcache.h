@@ -9,7 +9,8 @@
  *
  * Expiry: entries not used for 'max_age' seconds, or the least recently
  * used ones past 'max_bytes', are dropped by objcache_expire (never
- * pending ones).
+ * pending ones, nor one made valid while waiters still wait for its
+ * load: objcache_clear keeps those too).
  *
  * Ownership: the cache holds a reference to each json_t and owns raw bytes
  * (its own copy, or a reference to the message whose payload holds them:

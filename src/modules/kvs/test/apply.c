@@ -97,6 +97,10 @@ static kvs_txn_t *put (kvs_txn_t *txn, const char *key, const char *val)
 static json_t *drive (struct kvsenv *env, int store_errnum)
 {
     json_t *last = NULL;
+    json_t *all = json_array ();    /* every setroot of this call */
+    int announced = 0, primes = 0;
+
+    assert_non_null (all);
     for (int i = 0; i < 100; i++) {
         bool any = false;
         json_t *ev;
@@ -109,19 +113,27 @@ static json_t *drive (struct kvsenv *env, int store_errnum)
             fence_setroot (env->ctx.fences, json_object_get (ev, "names"),
                            json_object_get (ev, "errors"), env->ctx.version,
                            env->ctx.rootref);
+            if (json_object_get (ev, "prime"))
+                announced++;
+            assert_int_equal (json_array_append (all, ev), 0);
             json_decref (last);
             last = ev;
             any = true;
         }
-        /* the values follow in kvs.prime, announced by the setroot: shown
-         * to the tests as the setroot's "vals"
+        /* the values follow in kvs.prime, announced by the setroot of the
+         * same version: shown to the tests as that setroot's "vals"
          */
         while ((ev = kvsenv_take_event (env, "kvs.prime"))) {
-            assert_non_null (last);
-            json_t *prime = json_object_get (last, "prime");
+            json_int_t v = json_integer_value (json_object_get (ev, "version"));
+            json_t *sr = NULL;
+            for (size_t k = 0; k < json_array_size (all); k++) {
+                json_t *o = json_array_get (all, k);
+                if (json_integer_value (json_object_get (o, "version")) == v)
+                    sr = o;
+            }
+            assert_non_null (sr);
+            json_t *prime = json_object_get (sr, "prime");
             assert_true (json_is_true (prime) || json_is_string (prime));
-            assert_int_equal (json_integer_value (json_object_get (ev, "version")),
-                              json_integer_value (json_object_get (last, "version")));
             json_t *vals = json_object_get (ev, "vals");
             /* the setroot listed exactly the values that came */
             if (json_is_string (prime)) {
@@ -136,13 +148,17 @@ static json_t *drive (struct kvsenv *env, int store_errnum)
                 }
             }
             if (vals)
-                assert_int_equal (json_object_set (last, "vals", vals), 0);
+                assert_int_equal (json_object_set (sr, "vals", vals), 0);
             json_decref (ev);
+            primes++;
             any = true;
         }
         if (!any && !fakeh_pending (env->fake))
             break;
     }
+    /* every announced kvs.prime came, and none unannounced */
+    assert_int_equal (announced, primes);
+    json_decref (all);
     return last;
 }
 
@@ -437,6 +453,7 @@ static void test_fence_priming (void **state)
     ev = drive (env, 0);
     assert_int_equal (json_array_size (json_object_get (ev, "objs")), 0);
     assert_null (json_object_get (ev, "vals"));
+    assert_null (json_object_get (ev, "prime"));
     json_decref (ev);
 
     /* values (blobs: over KVS_INLINE_MAX) follow in kvs.prime, up to
@@ -479,12 +496,14 @@ static void test_fence_priming (void **state)
     submit (env, 7, NULL, 1, 0, put (NULL, "kap.g", big));
     ev = drive (env, 0);
     assert_null (json_object_get (ev, "vals"));
+    assert_null (json_object_get (ev, "prime"));
     json_decref (ev);
     env->ctx.limits.prime_values = 0;
     submit (env, 8, "i", 2, 0, put (NULL, "kap.h", big));
     submit (env, 9, "i", 2, 0, put (NULL, "kap.i", big));
     ev = drive (env, 0);
     assert_null (json_object_get (ev, "vals"));
+    assert_null (json_object_get (ev, "prime"));
     json_decref (ev);
     teardown (env);
 }
@@ -492,6 +511,35 @@ static void test_fence_priming (void **state)
 /* KVS_SYNC with no backing store (no checkpointer) fails clearly; a
  * failed store fails a SYNC round; the root does not move.
  */
+/* Past KVS_PRIME_LIST_MAX values the setroot does not list them: it
+ * announces them all ("prime": true), and they all still come.
+ */
+static void test_prime_announce_all (void **state)
+{
+    struct kvsenv *env = setup (true);
+    kvs_txn_t *txn = NULL;
+    int n = KVS_PRIME_LIST_MAX + 4;
+
+    env->ctx.limits.prime_max = 4096;
+    env->ctx.limits.prime_values = 64 * 1024 * 1024;
+    for (int i = 0; i < n; i++) {
+        char key[32], val[80];
+        snprintf (key, sizeof (key), "many.k%d", i);
+        snprintf (val, sizeof (val), "%070d", i);     /* a blob: over 64 B */
+        txn = put (txn, key, val);
+    }
+    submit (env, 1, "m", 2, 0, txn);
+    submit (env, 2, "m", 2, 0, put (NULL, "many.last", "1"));
+    json_t *ev = drive (env, 0);
+    assert_non_null (ev);
+    assert_true (json_is_true (json_object_get (ev, "prime")));
+    assert_int_equal (json_array_size (json_object_get (ev, "vals")), n);
+    assert_int_equal (answer (env, 1, NULL, NULL, 0), 0);
+    assert_int_equal (answer (env, 2, NULL, NULL, 0), 0);
+    json_decref (ev);
+    teardown (env);
+}
+
 static void test_sync (void **state)
 {
     struct kvsenv *env = setup (true);
@@ -607,6 +655,7 @@ int main (void)
         cmocka_unit_test (test_inline_dirs_across_fences),
         cmocka_unit_test (test_hdir),
         cmocka_unit_test (test_fence_priming),
+        cmocka_unit_test (test_prime_announce_all),
         cmocka_unit_test (test_sync),
         cmocka_unit_test (test_load_root),
         cmocka_unit_test (test_round_alloc_failures),

@@ -543,7 +543,10 @@ static void test_held_listed (void **state)
     assert_int_equal (load_table_hold (env->ctx.loads, "0123", 0), -1);
     assert_false (load_table_held (env->ctx.loads));
 
-    /* chunk 1 and an unrelated ref are listed; chunk 2 is not */
+    /* chunk 1 and an unrelated ref are listed; chunk 2 is not.  A hold
+     * of everything replaced by the list: the list applies.
+     */
+    assert_int_equal (load_table_hold (env->ctx.loads, NULL, 0), 0);
     snprintf (list, sizeof (list), "%.8s%.8s", t.c1 + 7, "00000000");
     assert_int_equal (load_table_hold (env->ctx.loads, list, 2), 0);
     start (env, t.root, "big", 0, &r1);

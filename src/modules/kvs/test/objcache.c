@@ -66,6 +66,28 @@ static void test_failed_load (void **state)
     objcache_destroy (c);
 }
 
+/* An entry filled while its load was in flight (an event brought it
+ * first) keeps its waiters until the load is done: neither expiry nor
+ * clearing may drop it, or they would never be called.
+ */
+static void test_keep_waited (void **state)
+{
+    objcache_t *c = objcache_create (1, 0);     /* everything is expired */
+    calls = 0;
+    assert_int_equal (objcache_wait (c, ref1, OBJ_RAW, wait_cb, NULL), 1);
+    assert_int_equal (objcache_put_raw (c, ref1, "abc", 3), 0);
+    assert_int_equal (objcache_expire (c, 1e9), 0);
+    assert_int_equal (objcache_clear (c), 0);
+    assert_true (objcache_has (c, OBJ_RAW, ref1));
+    objcache_load_done (c, OBJ_RAW, ref1, 0);
+    assert_int_equal (calls, 1);
+    assert_int_equal (last_errnum, 0);
+    /* once its waiters ran, it goes like any other */
+    assert_int_equal (objcache_clear (c), 1);
+    assert_false (objcache_has (c, OBJ_RAW, ref1));
+    objcache_destroy (c);
+}
+
 static void test_expire (void **state)
 {
     objcache_t *c = objcache_create (15, 1000);
@@ -391,6 +413,7 @@ int main (void)
         cmocka_unit_test (test_encoded),
         cmocka_unit_test (test_find),
         cmocka_unit_test (test_shared),
+        cmocka_unit_test (test_keep_waited),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
