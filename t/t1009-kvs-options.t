@@ -20,7 +20,7 @@ test_expect_success 'unload the kvs module' '
 for bad in max-nprocs=-1 max-nprocs=2147483648 max-ops=1e6 max-pending=2.5 \
            cache-max=-1 cache-max=184467440737095516150 hdir-threshold=1 \
            prime-budget=lots prime-values=-5 fence-timeout=-2 fence-timeout=inf \
-           cache-age=nan; do
+           cache-age=nan cache-max=128MB prime-budget=4G; do
 	test_expect_success "kvs $bad is refused, with the reason in the log" "
 		canopy module load kvs $bad &&
 		wait_module_gone kvs &&
@@ -37,5 +37,12 @@ test_expect_success 'good values load' '
 	canopy module load kvs max-nprocs=2147483647 cache-max=0 fence-timeout=2.5 &&
 	canopy kvs put opt.a=1 &&
 	test "$(canopy kvs get opt.a)" = 1
+'
+test_expect_success 'byte counts take a binary suffix (k, M, G, T)' '
+	canopy module remove kvs &&
+	wait_module_gone kvs &&
+	canopy module load kvs cache-max=128M prime-budget=512k prime-values=8m &&
+	canopy kvs put opt.b=2 &&
+	test "$(canopy kvs get opt.b)" = 2
 '
 test_done

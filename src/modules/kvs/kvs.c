@@ -50,8 +50,9 @@
  *                       (default 8192; 0: none)
  *   prime-budget=BYTES  ... and up to this many bytes in all (default 512 KiB)
  *   prime-values=BYTES  new values (each up to prime-max) a collective
- *                       fence's setroot carries, for the whole instance:
+ *                       fence's kvs.prime carries, for the whole instance:
  *                       divided by the number of brokers (default 8 MiB)
+ *   (BYTES: digits, with an optional binary suffix k, M, G or T)
  * Broker attribute kvs.guest-access=none|read|own: what users other than
  * the instance owner may do (access.h; default none).
  *   checkpoint-period=SEC  rank 0 checkpoints the root this often when it

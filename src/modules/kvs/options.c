@@ -18,12 +18,15 @@
 #include <math.h>
 #include "options.h"
 
-enum kind { K_INT, K_SIZE, K_SECONDS };
+/* K_BYTES: an int number of bytes; K_SIZE: a size_t one.  Both take a
+ * binary suffix: 64k, 512K, 8M, 1G, 2T (x1024^n).
+ */
+enum kind { K_INT, K_BYTES, K_SIZE, K_SECONDS };
 
 struct option_spec {
     const char *name;
     enum kind kind;
-    long long min;          /* K_INT, K_SIZE lower bound */
+    long long min;          /* K_INT, K_BYTES, K_SIZE lower bound */
     size_t offset;          /* in struct kvs_ctx */
 };
 
@@ -37,8 +40,8 @@ static const struct option_spec specs[] = {
     { "cache-max", K_SIZE, 0, AT (cache_max) },
     { "cache-age", K_SECONDS, 0, AT (cache_age) },
     { "hdir-threshold", K_INT, 2, AT (limits.hdir_threshold) },
-    { "prime-max", K_INT, 0, AT (limits.prime_max) },
-    { "prime-budget", K_INT, 0, AT (limits.prime_budget) },
+    { "prime-max", K_BYTES, 0, AT (limits.prime_max) },
+    { "prime-budget", K_BYTES, 0, AT (limits.prime_budget) },
     { "prime-values", K_SIZE, 0, AT (limits.prime_values) },
     { "checkpoint-period", K_SECONDS, 0, AT (checkpoint_period) },
 };
@@ -76,6 +79,36 @@ static bool all_digits (const char *s)
     return true;
 }
 
+/* Decimal digits and an optional binary suffix (k, m, g, t, either
+ * case), into *v; false if malformed or past 'max'.
+ */
+static bool parse_bytes (const char *s, unsigned long long max,
+                         unsigned long long *v)
+{
+    size_t n = strspn (s, "0123456789");
+    unsigned long long x, mult = 1;
+    const char *units = "kmgt";
+    char digits[32];
+
+    if (n == 0 || n >= sizeof (digits))
+        return false;
+    if (s[n] != '\0') {
+        const char *u = strchr (units, tolower ((unsigned char)s[n]));
+        if (!u || s[n + 1] != '\0')
+            return false;
+        for (const char *q = units; q <= u; q++)
+            mult *= 1024;
+    }
+    memcpy (digits, s, n);
+    digits[n] = '\0';
+    errno = 0;
+    x = strtoull (digits, NULL, 10);
+    if (errno || x > max / mult)
+        return false;
+    *v = x * mult;
+    return true;
+}
+
 int kvs_option_set (struct kvs_ctx *ctx, const char *name, const char *value,
                     canopy_error_t *error)
 {
@@ -103,14 +136,21 @@ int kvs_option_set (struct kvs_ctx *ctx, const char *name, const char *value,
             *(int *)p = (int)v;
             break;
         }
+        case K_BYTES: {
+            unsigned long long v;
+            if (!parse_bytes (value, INT_MAX, &v) || v < (unsigned long long)o->min)
+                return refuse (error, "kvs: option %s=%.64s: expected a number"
+                               " of bytes from %lld to %d (suffix k, M, G"
+                               " allowed)", name, value, o->min, INT_MAX);
+            *(int *)p = (int)v;
+            break;
+        }
         case K_SIZE: {
             unsigned long long v;
-            errno = 0;
-            if (!all_digits (value) || ((v = strtoull (value, &end, 10)), errno)
-                || v > SIZE_MAX)
+            if (!parse_bytes (value, SIZE_MAX, &v))
                 return refuse (error, "kvs: option %s=%.64s: expected a number"
-                               " of bytes from 0 to %zu", name, value,
-                               (size_t)SIZE_MAX);
+                               " of bytes from 0 to %zu (suffix k, M, G, T"
+                               " allowed)", name, value, (size_t)SIZE_MAX);
             *(size_t *)p = (size_t)v;
             break;
         }

@@ -1,7 +1,7 @@
 /* test/options.c - the KVS module's options (options.c): every option
- * takes a good value; values that are negative, fractional where a whole
- * number is needed, garbage, not finite, or that overflow int or size_t
- * are refused with EINVAL and a sentence, and change nothing
+ * takes a good value (byte counts with a binary suffix too); values that
+ * are negative, fractional where a whole number is needed, garbage, not
+ * finite, or that overflow int or size_t (with their suffix) are refused with EINVAL and a sentence, and change nothing
  * (regression: they were truncated or wrapped); unknown names.
  */
 #include <stdarg.h>
@@ -47,6 +47,17 @@ static void test_good (void **state)
     assert_int_equal (ctx.limits.prime_max, 0);
     assert_int_equal (kvs_option_set (&ctx, "prime-budget", "8192", &error), 0);
     assert_int_equal (ctx.limits.prime_budget, 8192);
+    /* bytes take a binary suffix */
+    assert_int_equal (kvs_option_set (&ctx, "prime-budget", "512k", &error), 0);
+    assert_int_equal (ctx.limits.prime_budget, 512 * 1024);
+    assert_int_equal (kvs_option_set (&ctx, "prime-max", "8K", &error), 0);
+    assert_int_equal (ctx.limits.prime_max, 8192);
+    assert_int_equal (kvs_option_set (&ctx, "cache-max", "128M", &error), 0);
+    assert_true (ctx.cache_max == 128 * 1024 * 1024);
+    assert_int_equal (kvs_option_set (&ctx, "prime-values", "1g", &error), 0);
+    assert_true (ctx.limits.prime_values == 1024 * 1024 * 1024);
+    assert_int_equal (kvs_option_set (&ctx, "prime-values", "8M", &error), 0);
+    assert_true (ctx.limits.prime_values == 8 * 1024 * 1024);
     assert_int_equal (kvs_option_set (&ctx, "checkpoint-period", "10", &error), 0);
     assert_true (ctx.checkpoint_period == 10);
     /* every name in the list is known */
@@ -92,12 +103,18 @@ static void test_refused (void **state)
     refused ("max-nprocs", "", "whole number");
     refused ("hdir-threshold", "1", "from 2 to");
     refused ("prime-max", "-5", "from 0 to");
-    refused ("prime-budget", "4294967296", "whole number");
+    refused ("prime-budget", "4294967296", "number of bytes");
+    refused ("prime-budget", "2G", "number of bytes");      /* past INT_MAX */
+    refused ("prime-budget", "64 k", "number of bytes");
     /* size options */
     refused ("cache-max", "-1", "number of bytes");
     snprintf (big, sizeof (big), "%zu0", (size_t)SIZE_MAX);           /* x10 */
     refused ("cache-max", big, "number of bytes");
-    refused ("cache-max", "128M", "number of bytes");
+    refused ("cache-max", "128X", "number of bytes");
+    refused ("cache-max", "128MB", "number of bytes");
+    refused ("cache-max", "1k5", "number of bytes");
+    refused ("cache-max", "M", "number of bytes");
+    refused ("cache-max", "16777216T", "number of bytes");  /* 2^64: wraps */
     /* seconds */
     refused ("fence-timeout", "-2", "number of seconds");
     refused ("fence-timeout", "inf", "number of seconds");
