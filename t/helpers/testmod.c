@@ -4,9 +4,15 @@
  * what the broker stamped (t/t0801-abuse-credentials.t).  testmod.hold
  * is never answered; testmod.quit is answered, then mod_main returns
  * (t/t0004-module.t: the broker answers what a module left unanswered).
+ * testmod.forward {topic, hex} sends the bytes 'hex' encodes as a raw
+ * request from this module to 'topic' on this broker ({topic, string}: a
+ * string payload) and answers with
+ * its outcome, {errnum, errstr} or {size}: how services that only
+ * local modules may use (content.store-local) take malformed input.
  */
 #include <string.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <canopy/canopy.h>
 
 CANOPY_MOD_NAME ("testmod");
@@ -55,11 +61,75 @@ static void quit_cb (canopy_t *h, canopy_msg_handler_t *mh,
     canopy_reactor_stop (canopy_get_reactor (h));
 }
 
+static void forward_cb (canopy_future_t *f, void *arg)
+{
+    canopy_t *h = canopy_future_get_handle (f);
+    canopy_msg_t *req = arg;
+    const void *data;
+    size_t size;
+
+    if (canopy_rpc_get_raw (f, &data, &size) < 0) {
+        const char *s = canopy_future_error_string (f);
+        canopy_respond_pack (h, req, "{s:i s:s}", "errnum", errno,
+                             "errstr", s ? s : "");
+    }
+    else
+        canopy_respond_pack (h, req, "{s:I}", "size", (json_int_t)size);
+    canopy_msg_decref (req);
+    canopy_future_destroy (f);
+}
+
+static int unhex (const char *s, unsigned char **out, size_t *len)
+{
+    size_t n = strlen (s);
+    unsigned char *b;
+    if (n % 2 || !(b = malloc (n / 2 + 1)))
+        return -1;
+    for (size_t i = 0; i < n / 2; i++) {
+        unsigned int v;
+        if (sscanf (s + 2 * i, "%2x", &v) != 1) {
+            free (b);
+            return -1;
+        }
+        b[i] = (unsigned char)v;
+    }
+    *out = b;
+    *len = n / 2;
+    return 0;
+}
+
+static void forward_req_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                            const canopy_msg_t *msg, void *arg)
+{
+    const char *topic, *hex = NULL, *str = NULL;
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    canopy_future_t *f = NULL;
+
+    if (canopy_msg_unpack (msg, "{s:s s?s s?s}", "topic", &topic, "hex", &hex,
+                           "string", &str) < 0
+        || (!hex == !str) || (hex && unhex (hex, &buf, &len) < 0)) {
+        canopy_respond_error (h, msg, EPROTO,
+                              "testmod.forward: {topic, hex} or {topic, string}");
+        return;
+    }
+    if (!(f = str ? canopy_rpc (h, topic, str, CANOPY_NODEID_ANY, 0)
+                  : canopy_rpc_raw (h, topic, buf, len, CANOPY_NODEID_ANY, 0))
+        || canopy_future_then (f, -1, forward_cb, (void *)msg) < 0) {
+        canopy_respond_error (h, msg, errno, "testmod.forward: cannot send");
+        canopy_future_destroy (f);
+    }
+    else
+        canopy_msg_incref ((canopy_msg_t *)msg);    /* forward_cb drops it */
+    free (buf);
+}
+
 static const struct canopy_msg_handler_spec htab[] = {
     { CANOPY_MSGTYPE_REQUEST, "testmod.hold", hold_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "testmod.quit", quit_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "testmod.echo", echo_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "testmod.info", info_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "testmod.forward", forward_req_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "testmod.creds", creds_cb, CANOPY_ROLE_USER },
     CANOPY_MSGHANDLER_TABLE_END,
 };

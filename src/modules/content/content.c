@@ -3,7 +3,8 @@
  *   content.load        raw blobref -> raw blob (ENOENT if unknown)
  *   content.store       raw blob -> {"ref"}
  *   content.store-batch raw [u32 len, bytes]... -> {"refs": [...]}
- *   content.store-local raw [ref, u32 len, bytes]... (local modules only:
+ *   content.store-local raw blob records [ref, u32 len, bytes]... (blobrecs.h;
+ *                       local modules only:
  *                       the sender vouches for the refs; no re-hashing)
  *   content.flush       answer once every blob here is safe upstream
  *                       (rank 0: durable in the backing store)
@@ -37,6 +38,7 @@
 #include <stdint.h>
 #include <canopy/canopy.h>
 #include "src/common/libutil/blobref.h"
+#include "src/common/libkvs/blobrecs.h"
 #include "blobcache.h"
 #include "backing.h"
 
@@ -273,10 +275,31 @@ static void upstream_store_cb (canopy_future_t *f, void *arg)
     blobcache_purge (ctx->cache, false);
 }
 
-/* Parse a request into (data, len) blobs (and refs, for store-local). */
+/* The blob records of a store-local request (blobrecs.h), as arrays. */
+struct local_blobs {
+    char (*refs)[BLOBREF_MAX];
+    const void **dv;
+    size_t *lv;
+    int n;
+};
+
+static int add_local (const char *ref, const void *data, size_t len, void *arg)
+{
+    struct local_blobs *lb = arg;
+    memcpy (lb->refs[lb->n], ref, BLOBREF_MAX);
+    lb->dv[lb->n] = data;
+    lb->lv[lb->n] = len;
+    lb->n++;
+    return 0;
+}
+
+/* Parse a request into (data, len) blobs, and for store-local their refs
+ * (checked, every one, before anything is stored: a malformed request
+ * stores nothing).  Returns 0, or -1 with EPROTO or ENOMEM.
+ */
 static int parse_blobs (const canopy_msg_t *msg, bool batch, bool withref,
-                        const char ***refv, const void ***datav, size_t **lenv,
-                        int *count)
+                        char (**refv)[BLOBREF_MAX], const void ***datav,
+                        size_t **lenv, int *count)
 {
     const uint8_t *p;
     size_t len;
@@ -299,16 +322,29 @@ static int parse_blobs (const canopy_msg_t *msg, bool batch, bool withref,
         *count = 1;
         return 0;
     }
-    size_t off = 0;
-    const char **rv = NULL;
-    while (off < len) {
-        const char *ref = NULL;
-        if (withref) {
-            if (len - off < BLOBREF_STRLEN + 4)
-                goto proto;
-            ref = (const char *)p + off;
-            off += BLOBREF_STRLEN;
+    if (withref) {
+        struct local_blobs lb = { 0 };
+        int total = blobrecs_foreach (p, len, NULL, NULL, NULL);
+        if (total < 0)
+            return -1;      /* EPROTO */
+        if (!(lb.refs = malloc ((total + 1) * sizeof (*lb.refs)))
+            || !(lb.dv = malloc ((total + 1) * sizeof (*lb.dv)))
+            || !(lb.lv = malloc ((total + 1) * sizeof (*lb.lv)))
+            || blobrecs_foreach (p, len, add_local, &lb, NULL) != total) {
+            free (lb.refs);
+            free (lb.dv);
+            free (lb.lv);
+            errno = ENOMEM;
+            return -1;
         }
+        *refv = lb.refs;
+        *datav = lb.dv;
+        *lenv = lb.lv;
+        *count = total;
+        return 0;
+    }
+    size_t off = 0;
+    while (off < len) {
         if (len - off < 4)
             goto proto;
         uint32_t blen = ((uint32_t)p[off] << 24) | ((uint32_t)p[off + 1] << 16)
@@ -320,23 +356,17 @@ static int parse_blobs (const canopy_msg_t *msg, bool batch, bool withref,
             alloc = alloc ? alloc * 2 : 16;
             const void **d2 = realloc (dv, alloc * sizeof (*dv));
             size_t *l2 = realloc (lv, alloc * sizeof (*lv));
-            const char **r2 = withref ? realloc (rv, alloc * sizeof (*rv)) : NULL;
             if (d2)
                 dv = d2;
             if (l2)
                 lv = l2;
-            if (r2)
-                rv = r2;
-            if (!d2 || !l2 || (withref && !r2)) {
+            if (!d2 || !l2) {
                 free (dv);
                 free (lv);
-                free (rv);
                 errno = ENOMEM;
                 return -1;
             }
         }
-        if (withref)
-            rv[n] = ref;
         dv[n] = p + off;
         lv[n] = blen;
         n++;
@@ -345,15 +375,10 @@ static int parse_blobs (const canopy_msg_t *msg, bool batch, bool withref,
     *datav = dv;
     *lenv = lv;
     *count = n;
-    if (refv)
-        *refv = rv;
-    else
-        free (rv);
     return 0;
 proto:
     free (dv);
     free (lv);
-    free (rv);
     errno = EPROTO;
     return -1;
 }
@@ -363,7 +388,7 @@ static void store_common (struct content_ctx *ctx, const canopy_msg_t *msg, bool
 {
     const void **datav = NULL;
     size_t *lenv = NULL;
-    const char **refv = NULL;
+    char (*refv)[BLOBREF_MAX] = NULL;
     int n = 0;
     struct store_op *op = NULL;
     char **upref = NULL;
@@ -388,14 +413,8 @@ static void store_common (struct content_ctx *ctx, const canopy_msg_t *msg, bool
         bool added;
         struct blobentry *e;
         char ref[BLOBREF_MAX];
-        if (withref) {
-            memcpy (ref, refv[i], BLOBREF_STRLEN);
-            ref[BLOBREF_STRLEN] = '\0';
-            if (blobref_validate (ref) < 0) {
-                canopy_respond_error (ctx->h, msg, EPROTO, "bad blobref");
-                goto done;
-            }
-        }
+        if (withref)
+            memcpy (ref, refv[i], sizeof (ref));    /* checked by parse_blobs */
         else
             memcpy (ref, hashed[i], sizeof (ref));
         e = blobcache_lookup (ctx->cache, ref);
@@ -464,7 +483,6 @@ static void store_common (struct content_ctx *ctx, const canopy_msg_t *msg, bool
     return;
 nomem:
     canopy_respond_error (ctx->h, msg, ENOMEM, NULL);
-done:
     store_op_destroy (op);
     free (upref);
     free (datav);
