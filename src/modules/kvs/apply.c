@@ -645,7 +645,7 @@ static void inflight_cb (canopy_future_t *f, void *arg)
 
 /* Call fn for every value blob of the round's successful fences, fence by
  * fence in table order (a value two fences carry comes twice), until fn
- * returns false.  Shared by store_all and prime_values.
+ * returns false.  Shared by store_all and prime_pick.
  */
 typedef bool (*round_value_f)(struct round *rd, int fence, const char *ref,
                               const void *data, size_t len, void *arg);
@@ -844,118 +844,106 @@ static blobtab_t *prime_objects (struct round *rd)
 
 /* The new values to carry in the kvs.prime event that follows the setroot
  * of a collective fence (nprocs > 1), as prime_objects does for
- * directories: each at most
- * kvs.prime-max bytes.  After a fence of many participants, many brokers
- * read each other's values at once (PMI business cards, KAP): this spares
- * each of them a fault-in, through the tree, per value.  But every broker
- * receives every value while it reads a share of them, so the budget is
- * for the instance: kvs.prime-values divided by the number of brokers
- * (with 8 MiB: 1 MiB per event on 8 brokers, 128 KiB on 64, where a
- * whole MiB made 1024-participant fences 45% slower for 20% faster gets).
- * They travel in their own event, after the setroot, so that the fence
- * is answered without waiting for them: with 1 KiB values on 8 brokers
- * (512 KiB per event) the answers of the setroot that carried them were
- * spread over 11 ms instead of 5.  The values are added to 'blobs' (one
- * copy, into the table the frame is made of); on ENOMEM, those that
- * fitted.
+ * directories: each at most kvs.prime-max bytes, each once.  After a
+ * fence of many participants, many brokers read each other's values at
+ * once (PMI business cards, KAP): this spares each of them a fault-in,
+ * through the tree, per value.  But every broker receives every value
+ * while it reads a share of them, so the budget is for the instance:
+ * kvs.prime-values divided by the number of brokers (with 8 MiB: 1 MiB
+ * per event on 8 brokers, 128 KiB on 64, where a whole MiB made
+ * 1024-participant fences 45% slower for 20% faster gets).  They travel
+ * in their own event, after the setroot, so that the fence is answered
+ * without waiting for them: with 1 KiB values on 8 brokers (512 KiB per
+ * event) the answers of the setroot that carried them were spread over
+ * 11 ms instead of 5.
+ *
+ * The choice is made once per round (prime_pick) and serves both the
+ * setroot's list of what is coming (prime_announce) and the event
+ * (publish_prime).  Picks point into the round's fence blob tables: valid
+ * until round_destroy.  Out of memory, 'all' is set: the setroot then
+ * announces every value (brokers hold every value load) and the event
+ * carries what was picked.
  */
-struct prime_budget {
-    size_t max;         /* kvs.prime-max */
-    size_t left;        /* of this event's share of kvs.prime-values */
-    blobtab_t *blobs;
+struct pick {
+    const char *ref;
+    const void *data;
+    size_t len;
 };
 
-static bool prime_value (struct round *rd, int fence, const char *ref,
-                         const void *data, size_t len, void *arg)
-{
-    struct prime_budget *pb = arg;
-
-    if (len > pb->max || len > pb->left)
-        return true;
-    int rc = blobtab_add (pb->blobs, ref, data, len, NULL, 0);
-    if (rc < 0)
-        return false;       /* ENOMEM: carry what fitted */
-    if (rc == 1)
-        pb->left -= len;
-    return pb->left > 0;
-}
-
-static void prime_values (struct round *rd, blobtab_t *blobs)
-{
-    struct kvs_ctx *ctx = rd->a->ctx;
-    struct prime_budget pb = {
-        .max = ctx->limits.prime_max,
-        .left = ctx->size > 1 ? ctx->limits.prime_values / ctx->size : 0,
-        .blobs = blobs,
-    };
-
-    if (!round_collective (rd) || pb.left == 0 || pb.max == 0)
-        return;
-    foreach_value (rd, prime_value, &pb);
-}
-
-/* What the setroot says of the kvs.prime event to come, without copying
- * any value: NULL if none comes (no value eligible), or the refs of the
- * values prime_values will choose (same order, budget and de-duplication)
- * as a string of their first KVS_PRIME_PREFIX hex digits each, so that a
- * broker holds only the loads of those (kvs.c, load.h) and loads any
- * other value at once; or true (hold every value load) past
- * KVS_PRIME_LIST_MAX values, or if memory is short.
- */
-struct prime_select {
-    size_t max;
-    size_t left;
+struct picks {
+    size_t max;                 /* kvs.prime-max */
+    size_t left;                /* of this event's share of kvs.prime-values */
     hashmap_t *seen;
-    char *list;
+    struct pick *v;
     int n;
+    int cap;
     bool all;
 };
 
-static bool select_value (struct round *rd, int fence, const char *ref,
-                          const void *data, size_t len, void *arg)
+static bool pick_value (struct round *rd, int fence, const char *ref,
+                        const void *data, size_t len, void *arg)
 {
-    struct prime_select *ps = arg;
+    struct picks *pk = arg;
 
-    if (len > ps->max || len > ps->left || hashmap_lookup (ps->seen, ref))
+    if (len > pk->max || len > pk->left || hashmap_lookup (pk->seen, ref))
         return true;
-    if (hashmap_insert (ps->seen, ref, (void *)1) < 0) {
-        ps->all = true;         /* ENOMEM: hold them all */
+    if (pk->n == pk->cap) {
+        int cap = pk->cap ? pk->cap * 2 : 64;
+        struct pick *v = realloc (pk->v, cap * sizeof (*v));
+        if (!v) {
+            pk->all = true;
+            return false;
+        }
+        pk->v = v;
+        pk->cap = cap;
+    }
+    if (hashmap_insert (pk->seen, ref, (void *)1) < 0) {
+        pk->all = true;
         return false;
     }
-    ps->left -= len;
-    if (ps->n < KVS_PRIME_LIST_MAX)
-        memcpy (ps->list + ps->n * KVS_PRIME_PREFIX, ref + 7, KVS_PRIME_PREFIX);
-    else
-        ps->all = true;
-    ps->n++;
-    return ps->left > 0;
+    pk->v[pk->n++] = (struct pick){ .ref = ref, .data = data, .len = len };
+    pk->left -= len;
+    return pk->left > 0;
 }
 
-static json_t *prime_announce (struct round *rd)
+static void prime_pick (struct round *rd, struct picks *pk)
 {
     struct kvs_ctx *ctx = rd->a->ctx;
-    struct prime_select ps = {
-        .max = ctx->limits.prime_max,
-        .left = ctx->size > 1 ? ctx->limits.prime_values / ctx->size : 0,
-    };
-    json_t *o = NULL;
 
-    if (!round_collective (rd) || ps.left == 0 || ps.max == 0)
-        return NULL;
-    if (!(ps.seen = hashmap_create (NULL))
-        || !(ps.list = malloc (KVS_PRIME_LIST_MAX * KVS_PRIME_PREFIX + 1)))
-        ps.all = true;
+    memset (pk, 0, sizeof (*pk));
+    pk->max = ctx->limits.prime_max;
+    pk->left = ctx->size > 1 ? ctx->limits.prime_values / ctx->size : 0;
+    if (!round_collective (rd) || pk->left == 0 || pk->max == 0)
+        return;
+    if (!(pk->seen = hashmap_create (NULL)))
+        pk->all = true;
     else
-        foreach_value (rd, select_value, &ps);
-    if (ps.n > 0 || ps.all) {
-        if (!ps.all)
-            o = json_stringn (ps.list, ps.n * KVS_PRIME_PREFIX);
-        if (!o)
-            o = json_true ();
+        foreach_value (rd, pick_value, pk);
+    hashmap_destroy (pk->seen);
+    pk->seen = NULL;
+}
+
+/* What the setroot says of the kvs.prime event to come: NULL if none
+ * comes, the first KVS_PRIME_PREFIX hex digits of each picked value's ref
+ * (so that a broker holds only the loads of those, kvs.c and load.h, and
+ * loads any other value at once), or true (hold every value load) past
+ * KVS_PRIME_LIST_MAX values or out of memory.
+ */
+static json_t *prime_announce (const struct picks *pk)
+{
+    json_t *o = NULL;
+    char *list;
+
+    if (pk->n == 0 && !pk->all)
+        return NULL;
+    if (!pk->all && pk->n <= KVS_PRIME_LIST_MAX
+        && (list = malloc (pk->n * KVS_PRIME_PREFIX + 1))) {
+        for (int i = 0; i < pk->n; i++)
+            memcpy (list + i * KVS_PRIME_PREFIX, pk->v[i].ref + 7, KVS_PRIME_PREFIX);
+        o = json_stringn (list, pk->n * KVS_PRIME_PREFIX);
+        free (list);
     }
-    hashmap_destroy (ps.seen);
-    free (ps.list);
-    return o;
+    return o ? o : json_true ();
 }
 
 /* Publish kvs.setroot: JSON, or, with directories to carry, a kvs_frame
@@ -1010,10 +998,9 @@ static canopy_future_t *publish_setroot (struct kvs_ctx *ctx, json_t *names,
  * that fails (out of memory), they release them on their timer (kvs.c,
  * one second) or at the next setroot.
  */
-static void publish_prime (struct round *rd)
+static void publish_prime (struct round *rd, const struct picks *pk)
 {
     struct kvs_ctx *ctx = rd->a->ctx;
-    blobtab_t *values = blobtab_create ();
     json_t *one = json_pack ("[{s:i s:f}]", "version", ctx->version,
                              "stamp", monotime ());
     canopy_future_t *f = NULL;
@@ -1022,39 +1009,25 @@ static void publish_prime (struct round *rd)
     void *buf;
     size_t len;
 
-    if (values)
-        prime_values (rd, values);
-    for (int i = 0; i < blobtab_count (values); i++) {
-        const char *ref;
-        const void *data;
-        size_t n;
-        (void)blobtab_at (values, i, &ref, &data, &n);
-        total += blobrecs_size (n);
-    }
-    if (total > 0 && (recs = malloc (total))) {
-        p = recs;
-        for (int i = 0; i < blobtab_count (values); i++) {
-            const char *ref;
-            const void *data;
-            size_t n;
-            (void)blobtab_at (values, i, &ref, &data, &n);
-            p = blobrecs_put (p, ref, data, n);
-        }
+    for (int i = 0; i < pk->n; i++)
+        total += blobrecs_size (pk->v[i].len);
+    if (total > 0 && (p = recs = malloc (total))) {
+        for (int i = 0; i < pk->n; i++)
+            p = blobrecs_put (p, pk->v[i].ref, pk->v[i].data, pk->v[i].len);
     }
     /* the values as the frame's body (blobrecs.h), or, if that cannot be
      * built, the same event without them
      */
-    for (int pass = 0; pass < 2 && one && !f; pass++) {
-        if (pass == 0 && !recs)
-            continue;
-        if (kvs_frame_encode (one, NULL, pass == 0 ? recs : NULL,
-                              pass == 0 ? total : 0, SIZE_MAX, &buf, &len) == 0) {
-            f = canopy_event_publish_raw (ctx->h, "kvs.prime", CANOPY_MSGFLAG_RAW,
-                                           buf, len);
-            free (buf);
-            if (f && pass == 0)
-                ctx->stats.primed_values += blobtab_count (values);
-        }
+    if (one && recs && kvs_frame_encode (one, NULL, recs, total, SIZE_MAX,
+                                         &buf, &len) == 0) {
+        if ((f = canopy_event_publish_raw (ctx->h, "kvs.prime", CANOPY_MSGFLAG_RAW,
+                                            buf, len)))
+            ctx->stats.primed_values += pk->n;
+        free (buf);
+    }
+    if (!f && one && kvs_frame_encode (one, NULL, NULL, 0, SIZE_MAX, &buf, &len) == 0) {
+        f = canopy_event_publish_raw (ctx->h, "kvs.prime", CANOPY_MSGFLAG_RAW, buf, len);
+        free (buf);
     }
     free (recs);
     if (!f)
@@ -1063,16 +1036,10 @@ static void publish_prime (struct round *rd)
     /* rank 0's own lookups of them, too, are answered from the cache
      * rather than by a content.load each
      */
-    for (int i = 0; i < blobtab_count (values); i++) {
-        const char *ref;
-        const void *data;
-        size_t n;
-        if (blobtab_at (values, i, &ref, &data, &n) == 0)
-            (void)objcache_put_raw (ctx->cache, ref, data, n);
-    }
+    for (int i = 0; i < pk->n; i++)
+        (void)objcache_put_raw (ctx->cache, pk->v[i].ref, pk->v[i].data, pk->v[i].len);
     canopy_future_destroy (f);
     json_decref (one);
-    blobtab_destroy (values);
 }
 
 /* Publish the outcome of the round and start the next. */
@@ -1107,7 +1074,9 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
      */
     if (any) {
         blobtab_t *dirs = names_ok ? prime_objects (rd) : NULL;
-        json_t *announce = prime_announce (rd);
+        struct picks picks;
+        prime_pick (rd, &picks);
+        json_t *announce = prime_announce (&picks);
         bool prime = announce != NULL;
         canopy_future_t *f = NULL;
         if (names_ok && dirs)
@@ -1139,7 +1108,8 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
          * their bytes (other brokers hold the loads they would start)
          */
         if (names && prime)
-            publish_prime (rd);
+            publish_prime (rd, &picks);
+        free (picks.v);
         tstat_push (&ctx->timing.setroot_handle, (thread_cputime () - t1) * 1e6);
     }
     json_decref (names);

@@ -151,23 +151,14 @@ static const double prime_wait = 1.0;
  */
 static void prime_hold (struct kvs_ctx *ctx, int version, json_t *prime)
 {
-    const char *list = json_string_value (prime);
-    size_t len = json_string_length (prime);
-
-    if (list && (len == 0 || len % KVS_PRIME_PREFIX != 0)) {
-        canopy_log (ctx->h, LOG_ERR, "kvs.setroot: malformed prime list");
-        return;
-    }
-    if (load_table_hold (ctx->loads, list, len / KVS_PRIME_PREFIX) < 0
-        && errno == EINVAL) {
+    if (load_table_hold (ctx->loads, json_string_value (prime),
+                         json_string_length (prime)) < 0) {
         canopy_log (ctx->h, LOG_ERR, "kvs.setroot: malformed prime list");
         return;
     }
     ctx->prime_version = version;
-    if (ctx->prime_timer) {
-        canopy_timer_watcher_reset (ctx->prime_timer, prime_wait, 0);
-        canopy_watcher_start (ctx->prime_timer);
-    }
+    canopy_timer_watcher_reset (ctx->prime_timer, prime_wait, 0);
+    canopy_watcher_start (ctx->prime_timer);
 }
 
 static void prime_release (struct kvs_ctx *ctx)
@@ -175,8 +166,7 @@ static void prime_release (struct kvs_ctx *ctx)
     if (ctx->prime_version < 0)
         return;
     ctx->prime_version = -1;
-    if (ctx->prime_timer)
-        canopy_watcher_stop (ctx->prime_timer);
+    canopy_watcher_stop (ctx->prime_timer);
     ctx->stats.held_hits += load_table_release (ctx->loads);
 }
 

@@ -20,9 +20,11 @@
 struct load_table {
     struct kvs_ctx *ctx;
     hashmap_t *map;             /* "d:REF" / "r:REF" -> future in flight */
-    bool held;                  /* value loads are recorded, not started */
-    uint32_t *prefixes;         /* ... only of these refs (sorted), or */
-    int nprefixes;              /* -1: all of them */
+    /* Holding value loads: 0 not, -1 every one, n > 0 those of refs
+     * whose digest starts with one of the n (sorted) 'prefixes'
+     */
+    int nprefixes;
+    uint32_t *prefixes;
     char (*heldrefs)[BLOBREF_MAX];  /* those recorded (each pending in the cache) */
     int nheld;
     int capheld;
@@ -183,31 +185,22 @@ static int cmp_u32 (const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int load_table_hold (struct load_table *lt, const char *prefixes, size_t n)
+int load_table_hold (struct load_table *lt, const char *list, size_t len)
 {
+    size_t n = len / KVS_PRIME_PREFIX;
     uint32_t *v = NULL;
 
-    if (!lt) {
+    if (!lt || (list && (len % KVS_PRIME_PREFIX != 0 || n == 0
+                         || n > KVS_PRIME_LIST_MAX))) {
         errno = EINVAL;
         return -1;
     }
-    if (prefixes) {
-        if (n == 0 || n > KVS_PRIME_LIST_MAX) {
-            errno = EINVAL;
-            return -1;
-        }
-        if (!(v = malloc (n * sizeof (*v)))) {
-            /* no room for the list: hold every value load (correct, only
-             * slower for values the event does not bring)
-             */
-            free (lt->prefixes);
-            lt->prefixes = NULL;
-            lt->nprefixes = -1;
-            lt->held = true;
-            return 0;
-        }
+    /* without memory for the list, hold every value load (correct, only
+     * slower for values the event does not bring)
+     */
+    if (list && (v = malloc (n * sizeof (*v)))) {
         for (size_t i = 0; i < n; i++) {
-            int64_t x = hex_prefix (prefixes + i * KVS_PRIME_PREFIX);
+            int64_t x = hex_prefix (list + i * KVS_PRIME_PREFIX);
             if (x < 0) {
                 free (v);
                 errno = EINVAL;
@@ -220,17 +213,22 @@ int load_table_hold (struct load_table *lt, const char *prefixes, size_t n)
     free (lt->prefixes);
     lt->prefixes = v;
     lt->nprefixes = v ? (int)n : -1;
-    lt->held = true;
     return 0;
+}
+
+/* Stop holding (the held refs stay recorded for the caller). */
+static void unhold (struct load_table *lt)
+{
+    free (lt->prefixes);
+    lt->prefixes = NULL;
+    lt->nprefixes = 0;
 }
 
 /* Whether a load of value 'ref' is held now. */
 static bool holds (struct load_table *lt, const char *ref)
 {
-    if (!lt->held)
-        return false;
-    if (lt->nprefixes < 0)
-        return true;
+    if (lt->nprefixes <= 0)
+        return lt->nprefixes < 0;
     int64_t x = strlen (ref) > 7 + KVS_PRIME_PREFIX ? hex_prefix (ref + 7) : -1;
     if (x < 0)
         return false;
@@ -240,7 +238,7 @@ static bool holds (struct load_table *lt, const char *ref)
 
 bool load_table_held (struct load_table *lt)
 {
-    return lt && lt->held;
+    return lt && lt->nprefixes != 0;
 }
 
 int load_table_nheld (struct load_table *lt)
@@ -267,10 +265,7 @@ int load_table_release (struct load_table *lt)
 
     if (!lt)
         return 0;
-    lt->held = false;
-    free (lt->prefixes);
-    lt->prefixes = NULL;
-    lt->nprefixes = 0;
+    unhold (lt);
     v = take_held (lt, &n);
     for (int i = 0; i < n; i++) {
         objcache_t *cache = lt->ctx->cache;
@@ -318,12 +313,8 @@ void load_table_fail_all (struct load_table *lt, int errnum)
     int nh = 0;
     char (*v)[BLOBREF_MAX] = lt ? take_held (lt, &nh) : NULL;
 
-    if (lt) {
-        lt->held = false;
-        free (lt->prefixes);
-        lt->prefixes = NULL;
-        lt->nprefixes = 0;
-    }
+    if (lt)
+        unhold (lt);
     for (int i = 0; i < nh; i++)
         objcache_load_done (lt->ctx->cache, OBJ_RAW, v[i], errnum);
     free (v);

@@ -42,14 +42,15 @@ void load_table_fail_all (struct load_table *lt, int errnum);
 /* Loads in flight (not counting held ones). */
 int load_table_count (struct load_table *lt);
 
-/* Hold value loads (see above): every one if 'prefixes' is NULL, else
- * only those of refs whose digest starts with one of the 'n' prefixes
- * (KVS_PRIME_PREFIX hex digits each, concatenated: what the setroot
- * listed); any other value loads at once.  Holding again replaces the
- * set.  Without memory for the list, every value load is held.  Returns
- * 0, or -1 with EINVAL (a malformed list: nothing changes).
+/* Hold value loads (see above): every one if 'list' is NULL, else only
+ * those of refs whose digest starts with one of the prefixes in 'list'
+ * (len characters: KVS_PRIME_PREFIX hex digits per ref, 1 to
+ * KVS_PRIME_LIST_MAX refs: what the setroot listed); any other value
+ * loads at once.  Holding again replaces the set.  Without memory for the
+ * list, every value load is held.  Returns 0, or -1 with EINVAL (a
+ * malformed list: nothing changes).
  */
-int load_table_hold (struct load_table *lt, const char *prefixes, size_t n);
+int load_table_hold (struct load_table *lt, const char *list, size_t len);
 bool load_table_held (struct load_table *lt);
 /* Stop holding: every held load is completed now if its value is cached,
  * or started (a load that cannot be started fails its waiters with that

@@ -538,9 +538,10 @@ static void test_held_listed (void **state)
 
     make_tree (env, &t, false);
     errno = 0;
-    assert_int_equal (load_table_hold (env->ctx.loads, "nothex!!", 1), -1);
+    assert_int_equal (load_table_hold (env->ctx.loads, "nothex!!", 8), -1);
     assert_int_equal (errno, EINVAL);
     assert_int_equal (load_table_hold (env->ctx.loads, "0123", 0), -1);
+    assert_int_equal (load_table_hold (env->ctx.loads, "0123", 4), -1);
     assert_false (load_table_held (env->ctx.loads));
 
     /* chunk 1 and an unrelated ref are listed; chunk 2 is not.  A hold
@@ -548,7 +549,7 @@ static void test_held_listed (void **state)
      */
     assert_int_equal (load_table_hold (env->ctx.loads, NULL, 0), 0);
     snprintf (list, sizeof (list), "%.8s%.8s", t.c1 + 7, "00000000");
-    assert_int_equal (load_table_hold (env->ctx.loads, list, 2), 0);
+    assert_int_equal (load_table_hold (env->ctx.loads, list, strlen (list)), 0);
     start (env, t.root, "big", 0, &r1);
     assert_int_equal (load_table_nheld (env->ctx.loads), 1);
     assert_int_equal (fakeh_count (env->fake, CANOPY_MSGTYPE_REQUEST, "content.load"), 1);
