@@ -64,6 +64,41 @@ void events_deliver (struct broker *b, canopy_msg_t *msg)
     broker_event (b, msg);
 }
 
+/* Number the event, send it on, and drop our reference to it. */
+static void publish (struct broker *b, canopy_msg_t *msg, uint32_t *seqp)
+{
+    uint32_t seq = ++b->event_seq;
+    (void)canopy_msg_set_seq (msg, seq);
+    (void)canopy_msg_set_userid (msg, b->owner);
+    (void)canopy_msg_set_rolemask (msg, CANOPY_ROLE_OWNER);
+    events_deliver (b, msg);
+    canopy_msg_decref (msg);
+    if (seqp)
+        *seqp = seq;
+}
+
+/* A new event of 'topic' and, unless src is NULL, src's payload from
+ * 'offset' on, sharing src's buffer (an event.pub request's body is the
+ * event's, no copy); else 'size' bytes of 'data'.
+ */
+static canopy_msg_t *event_create (const char *topic, bool raw,
+                                   const canopy_msg_t *src, size_t offset,
+                                   const void *data, size_t size)
+{
+    canopy_msg_t *msg;
+
+    if (!(msg = canopy_msg_create (CANOPY_MSGTYPE_EVENT)))
+        return NULL;
+    if (canopy_msg_set_topic (msg, topic) < 0
+        || (src ? canopy_msg_share_payload (msg, src, offset) < 0
+                : size > 0 && canopy_msg_set_payload (msg, data, size) < 0)
+        || (raw && canopy_msg_set_flag (msg, CANOPY_MSGFLAG_RAW, true) < 0)) {
+        canopy_msg_decref (msg);
+        return NULL;
+    }
+    return msg;
+}
+
 int events_publish (struct broker *b, const char *topic, bool raw,
                     const void *data, size_t size, uint32_t *seqp)
 {
@@ -73,22 +108,9 @@ int events_publish (struct broker *b, const char *topic, bool raw,
         errno = EINVAL;
         return -1;
     }
-    if (!(msg = canopy_msg_create (CANOPY_MSGTYPE_EVENT)))
+    if (!(msg = event_create (topic, raw, NULL, 0, data, size)))
         return -1;
-    if (canopy_msg_set_topic (msg, topic) < 0
-        || (size > 0 && canopy_msg_set_payload (msg, data, size) < 0)
-        || (raw && canopy_msg_set_flag (msg, CANOPY_MSGFLAG_RAW, true) < 0)) {
-        canopy_msg_decref (msg);
-        return -1;
-    }
-    uint32_t seq = ++b->event_seq;
-    (void)canopy_msg_set_seq (msg, seq);
-    (void)canopy_msg_set_userid (msg, b->owner);
-    (void)canopy_msg_set_rolemask (msg, CANOPY_ROLE_OWNER);
-    events_deliver (b, msg);
-    canopy_msg_decref (msg);
-    if (seqp)
-        *seqp = seq;
+    publish (b, msg, seqp);
     return 0;
 }
 
@@ -110,11 +132,13 @@ static void pub_cb (struct broker *b, const canopy_msg_t *msg)
         broker_respond_error (b, msg, EPROTO, "malformed event.pub request");
         return;
     }
-    if (events_publish (b, topic, canopy_msg_has_flag (msg, CANOPY_MSGFLAG_RAW),
-                        (const char *)data + tlen + 1, size - tlen - 1, &seq) < 0) {
+    canopy_msg_t *ev = event_create (topic, canopy_msg_has_flag (msg, CANOPY_MSGFLAG_RAW),
+                                     msg, tlen + 1, NULL, 0);
+    if (!ev) {
         broker_respond_error (b, msg, errno, "publish failed");
         return;
     }
+    publish (b, ev, &seq);
     broker_respond_pack (b, msg, "{s:i}", "seq", (int)seq);
 }
 

@@ -49,11 +49,16 @@ static struct msg_pbuf *pbuf_create (size_t size)
     return pb;
 }
 
-/* Make pb (one reference, ours) the payload of msg, which has none. */
-static void pbuf_attach (canopy_msg_t *msg, struct msg_pbuf *pb, size_t size)
+/* Make the size bytes at data, inside pb (one reference, ours), the
+ * payload of msg, which has none.  They end where pb's bytes end (a
+ * payload may be the tail of a shared buffer: canopy_msg_share_payload),
+ * so the NUL after them is pb's.
+ */
+static void pbuf_attach (canopy_msg_t *msg, struct msg_pbuf *pb,
+                         void *data, size_t size)
 {
     msg->pbuf = pb;
-    msg->payload = pb->data;
+    msg->payload = data;
     msg->payload_size = size;
 }
 
@@ -63,7 +68,7 @@ void *msg_payload_alloc (struct canopy_msg *msg, size_t size)
 
     if (!pb)
         return NULL;
-    pbuf_attach (msg, pb, size);
+    pbuf_attach (msg, pb, pb->data, size);
     return pb->data;
 }
 
@@ -159,7 +164,7 @@ canopy_msg_t *canopy_msg_copy (const canopy_msg_t *msg, bool payload)
         goto nomem;
     if (payload && msg->payload_size > 0) {
         if (msg->pbuf)              /* shared: the bytes never change */
-            pbuf_attach (cpy, msg_payload_ref (msg), msg->payload_size);
+            pbuf_attach (cpy, msg_payload_ref (msg), msg->payload, msg->payload_size);
         else {
             void *p = msg_payload_alloc (cpy, msg->payload_size);
             if (!p)
@@ -329,7 +334,24 @@ int canopy_msg_set_payload (canopy_msg_t *msg, const void *data, size_t size)
     }
     memcpy (pb->data, data, size);
     clear_payload (msg);
-    pbuf_attach (msg, pb, size);
+    pbuf_attach (msg, pb, pb->data, size);
+    msg->flags |= CANOPY_MSGFLAG_PAYLOAD;
+    return 0;
+}
+
+int canopy_msg_share_payload (canopy_msg_t *msg, const canopy_msg_t *src,
+                              size_t offset)
+{
+    if (!msg || !src || msg == src || offset > src->payload_size) {
+        errno = EINVAL;
+        return -1;
+    }
+    size_t size = src->payload_size - offset;
+    if (size == 0 || !src->pbuf)
+        return canopy_msg_set_payload (msg, size ? (char *)src->payload + offset
+                                                 : NULL, size);
+    clear_payload (msg);
+    pbuf_attach (msg, msg_payload_ref (src), (char *)src->payload + offset, size);
     msg->flags |= CANOPY_MSGFLAG_PAYLOAD;
     return 0;
 }

@@ -93,6 +93,15 @@ const char *canopy_msg_get_topic (const canopy_msg_t *msg);
 int canopy_msg_set_payload (canopy_msg_t *msg, const void *data, size_t size);
 /* Takes ownership of malloc'd data, even on failure. */
 int canopy_msg_set_payload_nocopy (canopy_msg_t *msg, void *data, size_t size);
+/* Make src's payload from byte 'offset' on the payload of msg, without
+ * copying when src's buffer is shared (a payload received, copied or set
+ * with set_payload): both messages then hold the one buffer, whose bytes
+ * never change.  An event published from a request's payload
+ * ("topic\0body") is its body this way.  EINVAL if offset is past the
+ * payload or msg is src; ENOMEM; on failure msg is unchanged.
+ */
+int canopy_msg_share_payload (canopy_msg_t *msg, const canopy_msg_t *src,
+                              size_t offset);
 int canopy_msg_get_payload (const canopy_msg_t *msg,
                             const void **data,
                             size_t *size);

@@ -993,7 +993,9 @@ static canopy_future_t *publish_setroot (struct kvs_ctx *ctx, json_t *names,
 /* Publish kvs.prime, the values a setroot announced: a kvs_frame whose
  * header "fences" is [{"version": V, "stamp": T}], with no blob table,
  * and whose body is the values as blob records (blobrecs.h: no JSON
- * table for every broker to parse).  If it cannot be built, the same
+ * table for every broker to parse), written in place in the frame;
+ * rank 0 caches the values from that frame, without a copy, as every
+ * other broker does from the event.  If it cannot be built, the same
  * without values, so that brokers release their holds at once; if even
  * that fails (out of memory), they release them on their timer (kvs.c,
  * one second) or at the next setroot.
@@ -1004,40 +1006,48 @@ static void publish_prime (struct round *rd, const struct picks *pk)
     json_t *one = json_pack ("[{s:i s:f}]", "version", ctx->version,
                              "stamp", monotime ());
     canopy_future_t *f = NULL;
-    uint8_t *recs = NULL, *p;
     size_t total = 0;
     void *buf;
     size_t len;
 
     for (int i = 0; i < pk->n; i++)
         total += blobrecs_size (pk->v[i].len);
-    if (total > 0 && (p = recs = malloc (total))) {
+    /* the values as the frame's body (blobrecs.h), written in place, or,
+     * if that cannot be built, the same event without them
+     */
+    if (one && total > 0 && kvs_frame_encode (one, NULL, NULL, total, SIZE_MAX,
+                                              &buf, &len) == 0) {
+        uint8_t *p = (uint8_t *)buf + len - total;
         for (int i = 0; i < pk->n; i++)
             p = blobrecs_put (p, pk->v[i].ref, pk->v[i].data, pk->v[i].len);
-    }
-    /* the values as the frame's body (blobrecs.h), or, if that cannot be
-     * built, the same event without them
-     */
-    if (one && recs && kvs_frame_encode (one, NULL, recs, total, SIZE_MAX,
-                                         &buf, &len) == 0) {
-        if ((f = canopy_event_publish_raw (ctx->h, "kvs.prime", CANOPY_MSGFLAG_RAW,
-                                            buf, len)))
-            ctx->stats.primed_values += pk->n;
-        free (buf);
+        /* rank 0's lookups of the values are answered from the cache at
+         * once (not by a content.load each, nor held until the event
+         * comes back): the entries point into the frame, kept by a
+         * message of its own
+         */
+        canopy_msg_t *frame = canopy_msg_create (CANOPY_MSGTYPE_EVENT);
+        canopy_error_t error;
+        if (frame && canopy_msg_set_payload_nocopy (frame, buf, len) == 0) {
+            int n = objcache_put_blobrecs (ctx->cache, frame, len - total, &error);
+            if (n < 0)
+                canopy_log (ctx->h, LOG_ERR, "kvs.prime: %s", error.text);
+            else
+                ctx->stats.primed_values += n;
+            (void)canopy_msg_get_payload (frame, (const void **)&buf, &len);
+            f = canopy_event_publish_raw (ctx->h, "kvs.prime", CANOPY_MSGFLAG_RAW,
+                                          buf, len);
+        }
+        else if (!frame)
+            free (buf);
+        canopy_msg_decref (frame);
     }
     if (!f && one && kvs_frame_encode (one, NULL, NULL, 0, SIZE_MAX, &buf, &len) == 0) {
         f = canopy_event_publish_raw (ctx->h, "kvs.prime", CANOPY_MSGFLAG_RAW, buf, len);
         free (buf);
     }
-    free (recs);
     if (!f)
         canopy_log (ctx->h, LOG_ERR, "cannot publish kvs.prime of version %d: %s",
                     ctx->version, strerror (errno ? errno : ENOMEM));
-    /* rank 0's own lookups of them, too, are answered from the cache
-     * rather than by a content.load each
-     */
-    for (int i = 0; i < pk->n; i++)
-        (void)objcache_put_raw (ctx->cache, pk->v[i].ref, pk->v[i].data, pk->v[i].len);
     canopy_future_destroy (f);
     json_decref (one);
 }

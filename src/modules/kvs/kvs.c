@@ -233,17 +233,18 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
     ctx->stats.setroots++;
     if (stamp > 0 && now >= stamp)
         tstat_push (&ctx->timing.setroot_lag, (now - stamp) * 1e6);
-    /* the hold first: the new root's watches may look values up at once */
-    if (ctx->rank > 0) {
-        /* events come in order: a hold for an older version whose
-         * kvs.prime has not come by now was lost
-         */
-        if (ctx->prime_version >= 0 && version > ctx->prime_version)
-            prime_release (ctx);
-        if ((json_is_true (prime) || json_is_string (prime))
-            && version >= ctx->version)         /* not a stale event */
-            prime_hold (ctx, version, prime);
-    }
+    /* the hold first: the new root's watches may look values up at once.
+     * Rank 0 holds too, like everyone (its kvs.prime comes back to it),
+     * though it cached the values as it published them (apply.c), so
+     * its lookups find them and start no load to hold.  Events come in
+     * order: a hold for an older version whose kvs.prime has not come by
+     * now was lost.
+     */
+    if (ctx->prime_version >= 0 && version > ctx->prime_version)
+        prime_release (ctx);
+    if ((json_is_true (prime) || json_is_string (prime))
+        && version >= ctx->version)             /* not a stale event */
+        prime_hold (ctx, version, prime);
     kvs_root_update (ctx, version, rootref);
     /* answer the fences first: their callers' next requests (lookups in
      * the new version) are queued behind this handler anyway, so priming
@@ -292,20 +293,21 @@ static void prime_cb (canopy_t *h, canopy_msg_handler_t *mh,
         canopy_log (h, LOG_ERR, "malformed kvs.prime event");
         json_decref (hdr);
         /* events come in order: this was the one a hold waits for */
-        if (ctx->rank > 0)
-            prime_release (ctx);
+        prime_release (ctx);
         return;
     }
     if (stamp > 0 && now >= stamp)
         tstat_push (&ctx->timing.prime_lag, (now - stamp) * 1e6);
+    /* rank 0 cached them as it published them (apply.c) */
     if (ctx->rank > 0) {
-        struct prime p = { .ctx = ctx, .msg = msg, .ndirs = 0, .index = 0 };
-        if (blobrecs_foreach ((const char *)buf + off, len - off, prime_blob, &p,
-                              &error) < 0)
+        int n = objcache_put_blobrecs (ctx->cache, msg, off, &error);
+        if (n < 0)
             canopy_log (h, LOG_ERR, "kvs.prime: %s", error.text);
-        if (ctx->prime_version >= 0 && version >= ctx->prime_version)
-            prime_release (ctx);
+        else
+            ctx->stats.primed_values += n;
     }
+    if (ctx->prime_version >= 0 && version >= ctx->prime_version)
+        prime_release (ctx);
     json_decref (hdr);
 }
 

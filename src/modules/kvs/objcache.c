@@ -20,6 +20,8 @@
 #include "src/common/libutil/list.h"
 #include "src/common/libutil/monotime.h"
 #include "src/common/libutil/blobref.h"
+#include "src/common/libutil/errprintf.h"
+#include "src/common/libkvs/blobrecs.h"
 #include "src/common/libkvs/treeobj.h"
 #include "src/common/libkvs/treeobj_scan.h"
 #include "objcache.h"
@@ -314,6 +316,38 @@ int objcache_put_raw_shared (objcache_t *c, const char *ref, const void *data,
         return -1;
     }
     return put_bytes (c, OBJ_RAW, ref, data, len, owner);
+}
+
+struct recs_arg {
+    objcache_t *c;
+    const canopy_msg_t *owner;
+    int count;
+};
+
+static int put_rec (const char *ref, const void *data, size_t len, void *arg)
+{
+    struct recs_arg *ra = arg;
+    if (put_bytes (ra->c, OBJ_RAW, ref, data, len, ra->owner) == 0)
+        ra->count++;
+    return 0;
+}
+
+int objcache_put_blobrecs (objcache_t *c, const canopy_msg_t *owner, size_t off,
+                           canopy_error_t *error)
+{
+    struct recs_arg ra = { .c = c, .owner = owner, .count = 0 };
+    const void *buf;
+    size_t len;
+
+    if (!c || !owner || canopy_msg_get_payload (owner, &buf, &len) < 0
+        || off > len) {
+        errno = EINVAL;
+        return errprintf (error, "no blob records at byte %zu", off);
+    }
+    if (blobrecs_foreach ((const char *)buf + off, len - off, put_rec, &ra,
+                          error) < 0)
+        return -1;
+    return ra.count;
 }
 
 int objcache_wait (objcache_t *c, const char *ref, enum objtype type,

@@ -71,6 +71,15 @@ int objcache_put_raw_shared (objcache_t *c, const char *ref, const void *data,
  * parsed.  Returns 0 (also if ref is cached already), or -1 with EINVAL
  * or ENOMEM (nothing cached).
  */
+/* Add every value of the blob records (blobrecs.h) that fill owner's
+ * payload from byte 'off' on, as objcache_put_raw_shared does (refs
+ * trusted, bytes left in the payload): a kvs.prime event's values.  The
+ * records are all checked first, so a malformed buffer caches nothing.
+ * Returns how many were cached (or were already), or -1 with EINVAL or
+ * EPROTO and a sentence.
+ */
+int objcache_put_blobrecs (objcache_t *c, const canopy_msg_t *owner, size_t off,
+                           canopy_error_t *error);
 int objcache_put_dir_encoded (objcache_t *c, const char *ref, const void *data,
                               size_t len, const canopy_msg_t *owner);
 

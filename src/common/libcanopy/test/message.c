@@ -398,6 +398,94 @@ static void test_copy_shares_payload (void **state)
     canopy_msg_decref (cpy2);
 }
 
+/* An event made from the tail of a request's payload ("topic\0body")
+ * shares the request's buffer; it outlives the request, keeps the NUL
+ * after it, is itself shared by copies, and goes out over ZeroMQ whole.
+ */
+static void test_share_payload (void **state)
+{
+    canopy_msg_t *req = canopy_msg_create (CANOPY_MSGTYPE_REQUEST);
+    canopy_msg_t *ev = canopy_msg_create (CANOPY_MSGTYPE_EVENT);
+    const void *a, *b, *c;
+    size_t la, lb, lc;
+
+    assert_int_equal (canopy_msg_set_payload (req, "t.x\0body!", 9), 0);
+    assert_int_equal (canopy_msg_set_payload (ev, "old", 3), 0);
+    assert_int_equal (canopy_msg_share_payload (ev, req, 4), 0);
+    assert_int_equal (canopy_msg_get_payload (req, &a, &la), 0);
+    assert_int_equal (canopy_msg_get_payload (ev, &b, &lb), 0);
+    assert_ptr_equal (b, (const char *)a + 4);      /* no copy */
+    assert_int_equal (lb, 5);
+    canopy_msg_decref (req);
+    canopy_msg_t *cpy = canopy_msg_copy (ev, true);
+    assert_int_equal (canopy_msg_get_payload (cpy, &c, &lc), 0);
+    assert_ptr_equal (c, b);
+    assert_int_equal (lc, 5);
+    assert_string_equal (c, "body!");               /* the NUL after it */
+    canopy_msg_decref (ev);
+    canopy_msg_decref (cpy);
+
+    /* over ZeroMQ (zero-copy from the shared buffer), still the tail only */
+    void *ctx = zmq_ctx_new ();
+    void *za = zmq_socket (ctx, ZMQ_PAIR);
+    void *zb = zmq_socket (ctx, ZMQ_PAIR);
+    assert_int_equal (zmq_bind (za, "inproc://share"), 0);
+    assert_int_equal (zmq_connect (zb, "inproc://share"), 0);
+    size_t n = 64 * 1024;
+    char *big = malloc (n + 2);
+    assert_non_null (big);
+    memcpy (big, "t\0", 2);
+    for (size_t j = 0; j < n; j++)
+        big[2 + j] = (char)('a' + j % 26);
+    req = canopy_msg_create (CANOPY_MSGTYPE_REQUEST);
+    ev = canopy_msg_create (CANOPY_MSGTYPE_EVENT);
+    assert_int_equal (canopy_msg_set_payload (req, big, n + 2), 0);
+    assert_int_equal (canopy_msg_set_topic (ev, "t"), 0);
+    assert_int_equal (canopy_msg_share_payload (ev, req, 2), 0);
+    canopy_msg_decref (req);
+    assert_int_equal (canopy_msg_sendzsock (za, ev), 0);
+    canopy_msg_decref (ev);
+    canopy_msg_t *m = canopy_msg_recvzsock (zb);
+    assert_non_null (m);
+    assert_int_equal (canopy_msg_get_payload (m, &a, &la), 0);
+    assert_int_equal (la, n);
+    assert_memory_equal (a, big + 2, n);
+    canopy_msg_decref (m);
+    free (big);
+    zmq_close (za);
+    zmq_close (zb);
+    zmq_ctx_term (ctx);
+
+    /* a plain (unshared) payload is copied; the whole tail, or nothing */
+    req = canopy_msg_create (CANOPY_MSGTYPE_REQUEST);
+    ev = canopy_msg_create (CANOPY_MSGTYPE_EVENT);
+    char *plain = malloc (5);
+    assert_non_null (plain);
+    memcpy (plain, "ab\0cd", 5);
+    assert_int_equal (canopy_msg_set_payload_nocopy (req, plain, 5), 0);
+    assert_int_equal (canopy_msg_share_payload (ev, req, 3), 0);
+    assert_int_equal (canopy_msg_get_payload (ev, &b, &lb), 0);
+    assert_int_equal (lb, 2);
+    assert_string_equal (b, "cd");
+    assert_int_equal (canopy_msg_share_payload (ev, req, 5), 0);
+    assert_int_equal (canopy_msg_get_payload (ev, &b, &lb), 0);
+    assert_null (b);                                /* none */
+    assert_int_equal (lb, 0);
+
+    /* errors leave the message as it was */
+    assert_int_equal (canopy_msg_set_payload (ev, "keep", 4), 0);
+    errno = 0;
+    assert_int_equal (canopy_msg_share_payload (ev, req, 6), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_int_equal (canopy_msg_share_payload (ev, ev, 0), -1);
+    assert_int_equal (canopy_msg_share_payload (NULL, req, 0), -1);
+    assert_int_equal (canopy_msg_share_payload (ev, NULL, 0), -1);
+    assert_int_equal (canopy_msg_get_payload (ev, &b, &lb), 0);
+    assert_string_equal (b, "keep");
+    canopy_msg_decref (req);
+    canopy_msg_decref (ev);
+}
+
 enum { NCOPIES = 2000 };
 
 static void *drop_copies (void *arg)
@@ -492,6 +580,7 @@ int main (void)
         cmocka_unit_test (test_match),
         cmocka_unit_test (test_copy),
         cmocka_unit_test (test_copy_shares_payload),
+        cmocka_unit_test (test_share_payload),
         cmocka_unit_test (test_copies_across_threads),
         cmocka_unit_test (test_zmq_zerocopy),
     };

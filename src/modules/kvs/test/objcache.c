@@ -13,6 +13,7 @@
 #include <string.h>
 #include <errno.h>
 #include "src/common/libkvs/treeobj.h"
+#include "src/common/libkvs/blobrecs.h"
 #include <canopy/message.h>
 #include "src/modules/kvs/objcache.h"
 
@@ -402,6 +403,54 @@ static void test_shared (void **state)
     objcache_destroy (c);
 }
 
+/* The values of a kvs.prime frame: every record cached in place, the
+ * payload kept by the entries; a malformed buffer caches nothing.
+ */
+static void test_blobrecs (void **state)
+{
+    objcache_t *c = objcache_create (1 << 20, 60);
+    const char *ref1 = "sha256-1111111111111111111111111111111111111111111111111111111111111111";
+    const char *ref2 = "sha256-2222222222222222222222222222222222222222222222222222222222222222";
+    size_t total = 3 + blobrecs_size (5) + blobrecs_size (2);
+    char *buf = malloc (total);
+    const void *payload, *got;
+    size_t plen, glen;
+    canopy_error_t error;
+
+    assert_non_null (c);
+    assert_non_null (buf);
+    memcpy (buf, "hdr", 3);
+    void *p = blobrecs_put (buf + 3, ref1, "hello", 5);
+    p = blobrecs_put (p, ref2, "hi", 2);
+    assert_ptr_equal (p, buf + total);
+    canopy_msg_t *msg = canopy_msg_create (CANOPY_MSGTYPE_EVENT);
+    assert_int_equal (canopy_msg_set_payload (msg, buf, total), 0);
+    assert_int_equal (canopy_msg_get_payload (msg, &payload, &plen), 0);
+
+    /* a cut record: nothing cached */
+    canopy_msg_t *cut = canopy_msg_create (CANOPY_MSGTYPE_EVENT);
+    assert_int_equal (canopy_msg_set_payload (cut, buf, total - 1), 0);
+    assert_int_equal (objcache_put_blobrecs (c, cut, 3, &error), -1);
+    assert_int_equal (errno, EPROTO);
+    assert_int_equal (objcache_get_raw (c, ref1, &got, &glen), -1);
+    canopy_msg_decref (cut);
+    errno = 0;
+    assert_int_equal (objcache_put_blobrecs (c, msg, total + 1, &error), -1);
+    assert_int_equal (errno, EINVAL);
+
+    assert_int_equal (objcache_put_blobrecs (c, msg, 3, &error), 2);
+    canopy_msg_decref (msg);        /* the entries keep it */
+    assert_int_equal (objcache_get_raw (c, ref1, &got, &glen), 0);
+    assert_int_equal (glen, 5);
+    assert_memory_equal (got, "hello", 5);
+    assert_true ((const char *)got > (const char *)payload
+                 && (const char *)got < (const char *)payload + plen);  /* not a copy */
+    assert_int_equal (objcache_get_raw (c, ref2, &got, &glen), 0);
+    assert_memory_equal (got, "hi", 2);
+    free (buf);
+    objcache_destroy (c);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -414,6 +463,7 @@ int main (void)
         cmocka_unit_test (test_find),
         cmocka_unit_test (test_shared),
         cmocka_unit_test (test_keep_waited),
+        cmocka_unit_test (test_blobrecs),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
