@@ -7,7 +7,7 @@
  * 'flags') or JSON.  The request's payload is built in a shared buffer
  * (message_private.h), so that the RPC's copy of it and the event the
  * broker makes of it (canopy_msg_share_payload) all use the one copy of
- * the bytes: a 512 KiB event was copied four times on its way out.
+ * the bytes: a 512 KiB event was copied three times on its way out.
  */
 #include <stdlib.h>
 #include <string.h>
