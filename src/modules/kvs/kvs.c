@@ -76,7 +76,6 @@
 #include "src/common/libutil/modopt.h"
 #include "src/common/libkvs/treeobj.h"
 #include "src/common/libkvs/kvs_frame.h"
-#include "src/common/libkvs/blobrecs.h"
 #include "kvs_ctx.h"
 #include "lookup.h"
 #include "src/common/libkvs/kvs_lookup_wire.h"
