@@ -12,8 +12,9 @@
 #include <stdint.h>
 
 #define BLOBREF_PREFIX "sha256-"
+#define BLOBREF_PREFIX_LEN (sizeof (BLOBREF_PREFIX) - 1)   /* where the digest starts */
 #define BLOBREF_HASHLEN 32
-#define BLOBREF_STRLEN (7 + 64)
+#define BLOBREF_STRLEN (BLOBREF_PREFIX_LEN + 2 * BLOBREF_HASHLEN)
 #define BLOBREF_MAX (BLOBREF_STRLEN + 1)
 
 int blobref_hash (const void *data, size_t len, char *ref, size_t refsize);

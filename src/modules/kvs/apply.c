@@ -939,7 +939,8 @@ static json_t *prime_announce (const struct picks *pk)
     if (!pk->all && pk->n <= KVS_PRIME_LIST_MAX
         && (list = malloc (pk->n * KVS_PRIME_PREFIX + 1))) {
         for (int i = 0; i < pk->n; i++)
-            memcpy (list + i * KVS_PRIME_PREFIX, pk->v[i].ref + 7, KVS_PRIME_PREFIX);
+            memcpy (list + i * KVS_PRIME_PREFIX, pk->v[i].ref + BLOBREF_PREFIX_LEN,
+                    KVS_PRIME_PREFIX);
         o = json_stringn (list, pk->n * KVS_PRIME_PREFIX);
         free (list);
     }

@@ -229,7 +229,8 @@ static bool holds (struct load_table *lt, const char *ref)
 {
     if (lt->nprefixes <= 0)
         return lt->nprefixes < 0;
-    int64_t x = strlen (ref) > 7 + KVS_PRIME_PREFIX ? hex_prefix (ref + 7) : -1;
+    int64_t x = strlen (ref) > BLOBREF_PREFIX_LEN + KVS_PRIME_PREFIX
+                ? hex_prefix (ref + BLOBREF_PREFIX_LEN) : -1;
     if (x < 0)
         return false;
     uint32_t key = (uint32_t)x;
