@@ -281,11 +281,28 @@ struct local_blobs {
     const void **dv;
     size_t *lv;
     int n;
+    int cap;
 };
 
 static int add_local (const char *ref, const void *data, size_t len, void *arg)
 {
     struct local_blobs *lb = arg;
+    if (lb->n == lb->cap) {
+        int cap = lb->cap ? lb->cap * 2 : 16;
+        void *r = realloc (lb->refs, cap * sizeof (*lb->refs));
+        if (r)
+            lb->refs = r;
+        void *d = r ? realloc (lb->dv, cap * sizeof (*lb->dv)) : NULL;
+        if (d)
+            lb->dv = d;
+        void *l = d ? realloc (lb->lv, cap * sizeof (*lb->lv)) : NULL;
+        if (!l) {
+            errno = ENOMEM;
+            return -1;
+        }
+        lb->lv = l;
+        lb->cap = cap;
+    }
     memcpy (lb->refs[lb->n], ref, BLOBREF_MAX);
     lb->dv[lb->n] = data;
     lb->lv[lb->n] = len;
@@ -323,24 +340,20 @@ static int parse_blobs (const canopy_msg_t *msg, bool batch, bool withref,
         return 0;
     }
     if (withref) {
+        /* every record is checked before add_local sees one */
         struct local_blobs lb = { 0 };
-        int total = blobrecs_foreach (p, len, NULL, NULL, NULL);
-        if (total < 0)
-            return -1;      /* EPROTO */
-        if (!(lb.refs = malloc ((total + 1) * sizeof (*lb.refs)))
-            || !(lb.dv = malloc ((total + 1) * sizeof (*lb.dv)))
-            || !(lb.lv = malloc ((total + 1) * sizeof (*lb.lv)))
-            || blobrecs_foreach (p, len, add_local, &lb, NULL) != total) {
+        if (blobrecs_foreach (p, len, add_local, &lb, NULL) < 0) {
+            int e = errno;      /* EPROTO, or add_local's ENOMEM */
             free (lb.refs);
             free (lb.dv);
             free (lb.lv);
-            errno = ENOMEM;
+            errno = e;
             return -1;
         }
         *refv = lb.refs;
         *datav = lb.dv;
         *lenv = lb.lv;
-        *count = total;
+        *count = lb.n;
         return 0;
     }
     size_t off = 0;
