@@ -54,7 +54,6 @@
 #include "src/common/libkvs/treeobj.h"
 #include "fence.h"
 
-
 struct waiter {
     canopy_msg_t *msg;
     char sender[CANOPY_MSG_MAX_ROUTE_LEN + 1];

@@ -33,11 +33,11 @@
 #define CANOPY_KVS_FENCE_H
 
 #include <stdbool.h>
-
-#define FENCE_FINISHED_KEEP 300     /* seconds a finished name is remembered */
 #include <jansson.h>
 #include "src/common/libkvs/blobtab.h"
 #include "kvs_ctx.h"
+
+#define FENCE_FINISHED_KEEP 300     /* seconds a finished name is remembered */
 
 struct fence_table;
 

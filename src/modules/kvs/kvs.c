@@ -869,7 +869,7 @@ int mod_main (canopy_t *h, int argc, char **argv)
     if (canopy_event_subscribe (h, "kvs.setroot") < 0
         || canopy_event_subscribe (h, "kvs.prime") < 0
         || canopy_event_subscribe (h, "overlay.lost") < 0) {
-        canopy_log_error (h, "subscribe kvs.setroot");
+        canopy_log_error (h, "subscribe to kvs.setroot, kvs.prime, overlay.lost");
         goto done;
     }
     if (root_init (&ctx) < 0)

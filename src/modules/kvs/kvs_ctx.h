@@ -50,8 +50,8 @@ struct kvs_ctx {
     uint32_t size;
     objcache_t *cache;
     struct load_table *loads;       /* loads in flight (load.c) */
-    int prime_version;              /* held for the kvs.prime of this
-                                     * version (ranks > 0), or -1 */
+    int prime_version;              /* value loads held for the kvs.prime
+                                     * of this version, or -1 */
     canopy_watcher_t *prime_timer;  /* releases a hold whose event is lost */
     bool unloading;                 /* mod_main is answering what is left */
     char rootref[BLOBREF_MAX];
