@@ -340,14 +340,14 @@ BEGIN {
     }
     print ""
     if (grow)
-        print "**One directory: grows with the consumer count, as in the paper** (rule: every series grows more than 1.5× over the range).  More consumers means more brokers fetching the new directory objects after the fence, more gets queued on each broker and, on this machine, more processes sharing the same cores."
+        print "**One directory: grows with the consumer count, as in the paper** (rule: every series grows more than 1.5× over the range).  The new directory comes to every broker with the setroot event (kvs.prime-max, kvs.prime-budget), so each get is answered from its broker’s cache (`canopy kvs stats`: no loads); but every get costs CPU on the cores every rank and broker shares, and more consumers means proportionally more gets: on this machine the phase is CPU-bound, which a cluster with a core per rank is not."
     else
-        print "**One directory: does not grow much with the consumer count** (rule: every series grows more than 1.5× over the range), unlike the paper.  Each broker fetches a changed directory once, whatever the number of its clients, and a directory of " P[nrows] " inline 8 B entries is small."
+        print "**One directory: does not grow much with the consumer count** (rule: every series grows more than 1.5× over the range), unlike the paper.  Each broker receives a changed directory once, with the setroot event, whatever the number of its clients, and a directory of " P[nrows] " inline 8 B entries is small."
     print ""
     if (better > 0 && worse == 0)
         print "**Directories of " dk " keys: faster than one directory, as in the paper** (rule: below 0.9× of one directory at the largest count for some series, above 1.1× for none).  A consumer faults in a small directory instead of the whole one."
     else if (worse > 0)
-        print "**Directories of " dk " keys: slower than one directory here, unlike the paper** (rule: above 1.1× of one directory at the largest count for some series).  After the fence every changed directory a broker’s consumers touch must be fetched from upstream: with one directory that is one object per broker, with many it is one per directory touched, and at this scale the directories are too small for their size to matter."
+        print "**Directories of " dk " keys: slower than one directory here, unlike the paper** (rule: above 1.1× of one directory at the largest count for some series).  Both layouts come to every broker with the setroot event (kvs.prime-max, kvs.prime-budget), so no consumer faults a directory in; with many directories that event carries more objects, and each broker decodes each one its consumers touch instead of one in all.  At this scale the directories are too small for their size to matter, and the differences are within the noise of CPU sharing."
     else
         print "**Directories of " dk " keys: about the same as one directory, unlike the paper’s clear gain** (rule: within 0.9–1.1× at the largest count).  The paper’s gain came from caching huge directory objects at thousands of consumers; at " P[nrows] " consumers the single directory is still small (at most 128 entries, 5-7 KiB), and it comes with the setroot event (kvs.prime-max, 8 KiB), so no consumer faults it in."
     print ""
