@@ -17,10 +17,10 @@ int blobref_from_digest (const uint8_t digest[BLOBREF_HASHLEN], char *ref, size_
         errno = EINVAL;
         return -1;
     }
-    memcpy (ref, BLOBREF_PREFIX, 7);
+    memcpy (ref, BLOBREF_PREFIX, BLOBREF_PREFIX_LEN);
     for (int i = 0; i < BLOBREF_HASHLEN; i++) {
-        ref[7 + 2 * i] = hexdigits[digest[i] >> 4];
-        ref[7 + 2 * i + 1] = hexdigits[digest[i] & 0xf];
+        ref[BLOBREF_PREFIX_LEN + 2 * i] = hexdigits[digest[i] >> 4];
+        ref[BLOBREF_PREFIX_LEN + 2 * i + 1] = hexdigits[digest[i] & 0xf];
     }
     ref[BLOBREF_STRLEN] = '\0';
     return 0;
@@ -68,7 +68,7 @@ int blobref_hash_many (size_t n, const void *const data[], const size_t len[],
     return 0;
 }
 
-static int hexval (char c)
+int blobref_hexval (char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -87,9 +87,9 @@ static const unsigned char ishex[256] = {
  */
 int blobref_validate (const char *ref)
 {
-    if (!ref || strncmp (ref, BLOBREF_PREFIX, 7) != 0)
+    if (!ref || strncmp (ref, BLOBREF_PREFIX, BLOBREF_PREFIX_LEN) != 0)
         goto error;
-    for (int i = 7; i < BLOBREF_STRLEN; i++) {
+    for (size_t i = BLOBREF_PREFIX_LEN; i < BLOBREF_STRLEN; i++) {
         if (!ishex[(unsigned char)ref[i]])
             goto error;
     }
@@ -108,6 +108,7 @@ int blobref_to_digest (const char *ref, uint8_t digest[BLOBREF_HASHLEN])
         return -1;
     }
     for (int i = 0; i < BLOBREF_HASHLEN; i++)
-        digest[i] = (hexval (ref[7 + 2 * i]) << 4) | hexval (ref[7 + 2 * i + 1]);
+        digest[i] = (blobref_hexval (ref[BLOBREF_PREFIX_LEN + 2 * i]) << 4)
+                    | blobref_hexval (ref[BLOBREF_PREFIX_LEN + 2 * i + 1]);
     return 0;
 }

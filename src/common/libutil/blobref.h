@@ -25,6 +25,8 @@ int blobref_hash (const void *data, size_t len, char *ref, size_t refsize);
 int blobref_hash_many (size_t n, const void *const data[], const size_t len[],
                        char (*refs)[BLOBREF_MAX]);
 int blobref_validate (const char *ref);
+/* The value of a digit of a blobref's hex part ('0'-'9', 'a'-'f'), or -1. */
+int blobref_hexval (char c);
 /* Digest bytes of a valid blobref. */
 int blobref_to_digest (const char *ref, uint8_t digest[BLOBREF_HASHLEN]);
 int blobref_from_digest (const uint8_t digest[BLOBREF_HASHLEN], char *ref, size_t refsize);

@@ -948,8 +948,8 @@ static json_t *prime_announce (const struct picks *pk)
 }
 
 /* Publish kvs.setroot: JSON, or, with directories to carry, a kvs_frame
- * whose header "fences" is [the same JSON object, with "ndirs"] and whose
- * blobs are those directories (setroot_cb in kvs.c reads both).
+ * whose header "fences" is [the same JSON object] and whose blobs are
+ * those directories (setroot_cb in kvs.c reads both).
  * 'prime' (NULL: none; stolen otherwise) announces the kvs.prime event
  * that follows, and which values it will bring (prime_announce).
  */
@@ -972,9 +972,7 @@ static canopy_future_t *publish_setroot (struct kvs_ctx *ctx, json_t *names,
         json_t *one = json_pack ("[O]", o);
         void *buf;
         size_t len;
-        if (one && json_object_set_new (json_array_get (one, 0), "ndirs",
-                                        json_integer (blobtab_count (dirs))) == 0
-            && kvs_frame_encode (one, dirs, NULL, 0, SIZE_MAX, &buf, &len) == 0) {
+        if (one && kvs_frame_encode (one, dirs, NULL, 0, SIZE_MAX, &buf, &len) == 0) {
             f = canopy_event_publish_raw (ctx->h, "kvs.setroot", CANOPY_MSGFLAG_RAW,
                                            buf, len);
             free (buf);

@@ -14,10 +14,9 @@
  *   kvs.wait-version {version}     answered once version is reached
  *   kvs.watch / kvs.unwatch        streaming watch (watch.c)
  *   kvs.dropcache, kvs.stats, kvs.disconnect
- *   event kvs.setroot {version, rootref, names, errors, stamp[, ndirs,
- *                                  prime]}
+ *   event kvs.setroot {version, rootref, names, errors, stamp[, prime]}
  *                                  after a collective fence a kvs_frame
- *                                  whose blobs are ndirs small new
+ *                                  whose blobs are small new
  *                                  directories (cached encoded by every
  *                                  broker on arrival and decoded when a
  *                                  lookup needs one: priming); prime
@@ -124,19 +123,18 @@ void kvs_root_update (struct kvs_ctx *ctx, int version, const char *rootref)
     watch_setroot (ctx->watches);
 }
 
-/* The blobs a setroot frame carries (after a collective fence) go into
- * the object cache, so the gets that follow do not fault them in: first
- * 'ndirs' directories, kept encoded until a lookup asks for one (most
- * brokers read only some of them), then values.  They come from rank 0,
- * which computed their refs: not hashed again.  They are not copied: the
- * cache entries point into the event's payload and keep the event (see
- * objcache_put_raw_shared); one that cannot be cached is faulted in later.
+/* The blobs a setroot frame carries (after a collective fence) are new
+ * directories; they go into the object cache, kept encoded until a
+ * lookup asks for one (most brokers read only some of them), so the gets
+ * that follow do not fault them in.  They come from rank 0, which
+ * computed their refs: not hashed again.  They are not copied: the cache
+ * entries point into the event's payload and keep the event (see
+ * objcache_put_dir_encoded); one that cannot be cached is faulted in
+ * later.  The values come in their own event, kvs.prime (prime_cb).
  */
 struct prime {
     struct kvs_ctx *ctx;
     const canopy_msg_t *msg;    /* the event: primed entries share its payload */
-    int ndirs;
-    int index;
 };
 
 /* Seconds a broker holds value loads for an announced kvs.prime event
@@ -185,17 +183,14 @@ static int prime_blob (const char *ref, const void *data, size_t len, void *arg)
     struct prime *p = arg;
     struct kvs_ctx *ctx = p->ctx;
 
-    if (p->index++ < p->ndirs) {
-        if (objcache_put_dir_encoded (ctx->cache, ref, data, len, p->msg) == 0)
-            ctx->stats.primed++;
-    }
-    else if (objcache_put_raw_shared (ctx->cache, ref, data, len, p->msg) == 0)
-        ctx->stats.primed_values++;
+    if (objcache_put_dir_encoded (ctx->cache, ref, data, len, p->msg) == 0)
+        ctx->stats.primed++;
     return 0;
 }
 
 /* kvs.setroot is JSON, or a kvs_frame (apply.c: publish_setroot) whose
- * header "fences" holds the same JSON object and whose blobs are values.
+ * header "fences" holds the same JSON object and whose blobs are new
+ * directories.
  */
 static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
                         const canopy_msg_t *msg, void *arg)
@@ -205,7 +200,6 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
     const char *rootref;
     json_t *names = NULL, *errors = NULL;
     json_t *hdr = NULL, *fences, *table = NULL, *o = NULL;
-    int ndirs = 0;
     json_t *prime = NULL;
     const void *buf = NULL;
     size_t len = 0, off = 0;
@@ -223,11 +217,10 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
     }
     else if (canopy_msg_get_json (msg, &o) < 0)
         goto malformed;
-    if (json_unpack (o, "{s:i s:s s?o s?o s?F s?i s?o}", "version", &version,
+    if (json_unpack (o, "{s:i s:s s?o s?o s?F s?o}", "version", &version,
                      "rootref", &rootref, "names", &names,
-                     "errors", &errors, "stamp", &stamp, "ndirs", &ndirs,
-                     "prime", &prime) < 0
-        || blobref_validate (rootref) < 0 || ndirs < 0)
+                     "errors", &errors, "stamp", &stamp, "prime", &prime) < 0
+        || blobref_validate (rootref) < 0)
         goto malformed;
     ctx->stats.setroots++;
     if (stamp > 0 && now >= stamp)
@@ -252,7 +245,7 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
     fence_setroot (ctx->fences, names, errors, ctx->version, ctx->rootref);
     if (ctx->rank > 0 && table && json_array_size (table) > 0) {
         canopy_error_t error;
-        struct prime p = { .ctx = ctx, .msg = msg, .ndirs = ndirs, .index = 0 };
+        struct prime p = { .ctx = ctx, .msg = msg };
         if (kvs_frame_foreach_blob (buf, len, off, table, false, "setroot",
                                     prime_blob, &p, &error) < 0)
             canopy_log (h, LOG_ERR, "kvs.setroot: %s", error.text);

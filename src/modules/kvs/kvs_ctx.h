@@ -83,8 +83,7 @@ struct kvs_ctx {
         uint64_t apply_txns;
         uint64_t relay_bytes;
         uint64_t primed;        /* objects sent (rank 0) or taken from setroot */
-        uint64_t primed_values; /* values sent (rank 0) or taken from setroot
-                                 * or kvs.prime */
+        uint64_t primed_values; /* values sent (rank 0) or taken from kvs.prime */
         uint64_t held_loads;    /* value loads held for a kvs.prime event */
         uint64_t held_hits;     /* ... whose value that event brought */
         uint64_t lost_events;   /* overlay.lost events acted on (rank 0) */

@@ -167,12 +167,8 @@ static int64_t hex_prefix (const char *s)
 {
     uint32_t v = 0;
     for (int i = 0; i < KVS_PRIME_PREFIX; i++) {
-        int c = s[i], d;
-        if (c >= '0' && c <= '9')
-            d = c - '0';
-        else if (c >= 'a' && c <= 'f')
-            d = c - 'a' + 10;
-        else
+        int d = blobref_hexval (s[i]);
+        if (d < 0)
             return -1;
         v = (v << 4) | (uint32_t)d;
     }

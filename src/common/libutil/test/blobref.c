@@ -50,6 +50,17 @@ static void test_validate (void **state)
     assert_int_equal (blobref_validate (NULL), -1);
 }
 
+static void test_hexval (void **state)
+{
+    const char *digits = "0123456789abcdef";
+    for (int i = 0; i < 16; i++)
+        assert_int_equal (blobref_hexval (digits[i]), i);
+    const char *bad = "AFgz/:`G \xe9";
+    for (const char *p = bad; *p; p++)
+        assert_int_equal (blobref_hexval (*p), -1);
+    assert_int_equal (blobref_hexval ('\0'), -1);
+}
+
 static void test_base64 (void **state)
 {
     unsigned char data[300];
@@ -76,6 +87,7 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_hash),
         cmocka_unit_test (test_validate),
+        cmocka_unit_test (test_hexval),
         cmocka_unit_test (test_base64),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);

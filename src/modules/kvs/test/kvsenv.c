@@ -195,9 +195,10 @@ json_t *kvsenv_take_event (struct kvsenv *env, const char *topic)
     assert_int_equal (canopy_msg_get_payload (req, &data, &len), 0);
     size_t tlen = strlen (topic) + 1;
     if (canopy_msg_has_flag (req, CANOPY_MSGFLAG_RAW)) {
-        /* a kvs_frame: the event is fences[0]; its blob table is added
-         * as "objs" (the first ndirs entries, directories) and "vals"
-         * (the rest, values; absent if none) for the tests to look at
+        /* a kvs_frame: the event is fences[0]; its blob table (a
+         * setroot's directories) is added as "objs", and the blob
+         * records of its body (a kvs.prime's values) as "vals" (absent
+         * if none), for the tests to look at
          */
         json_t *hdr, *fences, *table, *objs, *vals;
         size_t off;
@@ -206,12 +207,8 @@ json_t *kvsenv_take_event (struct kvsenv *env, const char *topic)
                                             NULL), 0);
         o = json_copy (json_array_get (fences, 0));
         assert_non_null (o);
-        int ndirs = json_integer_value (json_object_get (o, "ndirs"));
-        assert_non_null ((objs = json_array ()));
+        assert_non_null ((objs = json_copy (table)));
         assert_non_null ((vals = json_array ()));
-        for (size_t i = 0; i < json_array_size (table); i++)
-            json_array_append (i < (size_t)ndirs ? objs : vals,
-                               json_array_get (table, i));
         /* a body of blob records (kvs.prime): values too */
         size_t plen = len - tlen;
         if (json_array_size (table) == 0 && off < plen)
