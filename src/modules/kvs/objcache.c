@@ -224,7 +224,7 @@ static struct entry *entry_get_or_create (objcache_t *c, enum objtype type,
         errno = ENOMEM;
         return NULL;
     }
-    snprintf (e->key, sizeof (e->key), "%s", key);
+    memcpy (e->key, key, strlen (key) + 1);     /* mkkey fits it */
     e->type = type;
     list_node_init (&e->lru);
     if (hashmap_insert (c->map, e->key, e) < 0) {
