@@ -45,20 +45,18 @@ int canopy_event_unsubscribe (canopy_t *h, const char *topic)
     return subscription_rpc (h, "event.unsubscribe", topic);
 }
 
-canopy_future_t *canopy_event_publish_raw (canopy_t *h,
-                                           const char *topic,
-                                           int flags,
-                                           const void *data,
-                                           size_t size)
+/* The bytes are written once, into a shared buffer: the RPC's copy of
+ * the request and the event the broker makes of it share that buffer.
+ */
+canopy_msg_t *canopy_event_pub_create (const char *topic, int flags, size_t size,
+                                       void **bufp, size_t *offp)
 {
     size_t tlen;
     char *buf;
     canopy_msg_t *msg;
-    canopy_future_t *f;
 
-    if (!h || !topic || (tlen = strlen (topic)) == 0
-        || tlen > CANOPY_MSG_MAX_TOPIC_LEN || (size > 0 && !data)
-        || (flags & ~CANOPY_MSGFLAG_RAW)) {
+    if (!topic || (tlen = strlen (topic)) == 0 || tlen > CANOPY_MSG_MAX_TOPIC_LEN
+        || (flags & ~CANOPY_MSGFLAG_RAW) || !bufp || !offp) {
         errno = EINVAL;
         return NULL;
     }
@@ -66,28 +64,54 @@ canopy_future_t *canopy_event_publish_raw (canopy_t *h,
         errno = EMSGSIZE;
         return NULL;
     }
-    /* the bytes are copied once, into a shared buffer: the RPC's copy of
-     * the request and the event the broker makes of it share that buffer
-     */
     if (!(msg = canopy_msg_create (CANOPY_MSGTYPE_REQUEST))
         || canopy_msg_set_topic (msg, "event.pub") < 0
-        || !(buf = msg_payload_alloc (msg, tlen + 1 + size))) {
-        if (msg)
-            errno = ENOMEM;
-        canopy_msg_decref (msg);
-        return NULL;
-    }
+        || !(buf = msg_payload_alloc (msg, tlen + 1 + size)))
+        goto nomem;
     msg->flags |= CANOPY_MSGFLAG_PAYLOAD;
     memcpy (buf, topic, tlen + 1);
-    if (size > 0)
-        memcpy (buf + tlen + 1, data, size);
     /* RAW on the request marks a raw event payload */
     if ((flags & CANOPY_MSGFLAG_RAW)
-        && canopy_msg_set_flag (msg, CANOPY_MSGFLAG_RAW, true) < 0) {
-        canopy_msg_decref (msg);
+        && canopy_msg_set_flag (msg, CANOPY_MSGFLAG_RAW, true) < 0)
+        goto nomem;
+    *bufp = buf + tlen + 1;
+    *offp = tlen + 1;
+    return msg;
+nomem:
+    canopy_msg_decref (msg);
+    errno = ENOMEM;
+    return NULL;
+}
+
+canopy_future_t *canopy_event_pub_send (canopy_t *h, const canopy_msg_t *request)
+{
+    if (!h || !request) {
+        errno = EINVAL;
         return NULL;
     }
-    f = canopy_rpc_message (h, msg, 0, 0);
+    return canopy_rpc_message (h, request, 0, 0);
+}
+
+canopy_future_t *canopy_event_publish_raw (canopy_t *h,
+                                           const char *topic,
+                                           int flags,
+                                           const void *data,
+                                           size_t size)
+{
+    canopy_msg_t *msg;
+    canopy_future_t *f;
+    void *buf;
+    size_t off;
+
+    if (!h || (size > 0 && !data)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(msg = canopy_event_pub_create (topic, flags, size, &buf, &off)))
+        return NULL;
+    if (size > 0)
+        memcpy (buf, data, size);
+    f = canopy_event_pub_send (h, msg);
     canopy_msg_decref (msg);
     return f;
 }

@@ -992,12 +992,16 @@ static canopy_future_t *publish_setroot (struct kvs_ctx *ctx, json_t *names,
 /* Publish kvs.prime, the values a setroot announced: a kvs_frame whose
  * header "fences" is [{"version": V, "stamp": T}], with no blob table,
  * and whose body is the values as blob records (blobrecs.h: no JSON
- * table for every broker to parse), written in place in the frame;
- * rank 0 caches the values from that frame, without a copy, as every
- * other broker does from the event.  If it cannot be built, the same
- * without values, so that brokers release their holds at once; if even
- * that fails (out of memory), they release them on their timer (kvs.c,
- * one second) or at the next setroot.
+ * table for every broker to parse).  A frame without blobs is its
+ * header frame followed by its body, so the header is framed alone and
+ * the event's payload is written in place (canopy_event_pub_create):
+ * each value is copied once, from its fence's blob table into the
+ * event.  The event leaves first; then rank 0 caches the values from
+ * that payload, without a copy, as every other broker does from the
+ * event.  If it cannot be built, the same without values, so that
+ * brokers release their holds at once; if even that fails (out of
+ * memory), they release them on their timer (kvs.c, one second) or at
+ * the next setroot.
  */
 static void publish_prime (struct round *rd, const struct picks *pk)
 {
@@ -1005,49 +1009,47 @@ static void publish_prime (struct round *rd, const struct picks *pk)
     json_t *one = json_pack ("[{s:i s:f}]", "version", ctx->version,
                              "stamp", monotime ());
     canopy_future_t *f = NULL;
+    canopy_msg_t *req = NULL;
     size_t total = 0;
-    void *buf;
-    size_t len;
+    void *hdr = NULL, *buf;
+    size_t hlen = 0, off;
 
     for (int i = 0; i < pk->n; i++)
         total += blobrecs_size (pk->v[i].len);
-    /* the values as the frame's body (blobrecs.h), written in place, or,
-     * if that cannot be built, the same event without them
-     */
-    if (one && total > 0 && kvs_frame_encode (one, NULL, NULL, total, SIZE_MAX,
-                                              &buf, &len) == 0) {
-        uint8_t *p = (uint8_t *)buf + len - total;
+    if (one && kvs_frame_encode (one, NULL, NULL, 0, SIZE_MAX, &hdr, &hlen) == 0
+        && total > 0
+        && (req = canopy_event_pub_create ("kvs.prime", CANOPY_MSGFLAG_RAW,
+                                           hlen + total, &buf, &off))) {
+        uint8_t *p = buf;
+        memcpy (p, hdr, hlen);
+        p += hlen;
         for (int i = 0; i < pk->n; i++)
             p = blobrecs_put (p, pk->v[i].ref, pk->v[i].data, pk->v[i].len);
+        f = canopy_event_pub_send (ctx->h, req);
         /* rank 0's lookups of the values are answered from the cache at
          * once (not by a content.load each, nor held until the event
-         * comes back): the entries point into the frame, kept by a
-         * message of its own
+         * comes back): the entries point into the event's bytes, kept by
+         * a message of their own that shares them
          */
         canopy_msg_t *frame = canopy_msg_create (CANOPY_MSGTYPE_EVENT);
         canopy_error_t error;
-        if (frame && canopy_msg_set_payload_nocopy (frame, buf, len) == 0) {
-            int n = objcache_put_blobrecs (ctx->cache, frame, len - total, &error);
+        if (f && frame && canopy_msg_share_payload (frame, req, off) == 0) {
+            int n = objcache_put_blobrecs (ctx->cache, frame, hlen, &error);
             if (n < 0)
                 canopy_log (ctx->h, LOG_ERR, "kvs.prime: %s", error.text);
             else
                 ctx->stats.primed_values += n;
-            (void)canopy_msg_get_payload (frame, (const void **)&buf, &len);
-            f = canopy_event_publish_raw (ctx->h, "kvs.prime", CANOPY_MSGFLAG_RAW,
-                                          buf, len);
         }
-        else if (!frame)
-            free (buf);
         canopy_msg_decref (frame);
+        canopy_msg_decref (req);
     }
-    if (!f && one && kvs_frame_encode (one, NULL, NULL, 0, SIZE_MAX, &buf, &len) == 0) {
-        f = canopy_event_publish_raw (ctx->h, "kvs.prime", CANOPY_MSGFLAG_RAW, buf, len);
-        free (buf);
-    }
+    if (!f && hdr)
+        f = canopy_event_publish_raw (ctx->h, "kvs.prime", CANOPY_MSGFLAG_RAW, hdr, hlen);
     if (!f)
         canopy_log (ctx->h, LOG_ERR, "cannot publish kvs.prime of version %d: %s",
                     ctx->version, strerror (errno ? errno : ENOMEM));
     canopy_future_destroy (f);
+    free (hdr);
     json_decref (one);
 }
 
