@@ -194,4 +194,5 @@ const struct connector_ops connector_local_ops = {
     .pollzsock = local_pollzsock,
     .pending = local_pending,
     .close = local_close,
+    .poll_first = true,
 };

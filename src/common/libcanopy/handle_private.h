@@ -5,7 +5,7 @@
  * A connector moves whole messages between a handle and a broker.  recv
  * with nonblock fails with EAGAIN; a lost broker is ECONNRESET.  pending()
  * tells whether a whole message is already buffered (so the reactor must
- * not block in poll).
+ * not block in poll).  poll_first: see below.
  */
 #ifndef CANOPY_HANDLE_PRIVATE_H
 #define CANOPY_HANDLE_PRIVATE_H
@@ -25,6 +25,11 @@ struct connector_ops {
     void *(*pollzsock) (void *impl);    /* NULL if fd */
     bool (*pending) (void *impl);
     void (*close) (void *impl);
+    /* a blocking recv waits in poll before its first try when nothing
+     * is buffered: each try costs a system call per socket, and the
+     * answer to a request just sent is seldom there yet
+     */
+    bool poll_first;
 };
 
 struct rq_entry {

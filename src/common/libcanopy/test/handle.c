@@ -3,6 +3,7 @@
  * answers requests by topic.  No real broker, no network.
  *
  *   echo.*     respond with the request payload
+ *   slow.*     the same, 200 ms later
  *   err.*      respond ENOENT "no such key"
  *   stream.*   respond 3 times, then ENODATA
  *   evt.*      publish an event "hello.world" first, then respond
@@ -90,6 +91,12 @@ static void *fake_broker (void *arg)
         else if (!strncmp (topic, "echo.", 5)) {
             const char *s = NULL;
             canopy_msg_get_string (msg, &s);
+            respond (fd, msg, 0, s);
+        }
+        else if (!strncmp (topic, "slow.", 5)) {
+            const char *s = NULL;
+            canopy_msg_get_string (msg, &s);
+            usleep (200 * 1000);
             respond (fd, msg, 0, s);
         }
         else if (!strncmp (topic, "err.", 4))
@@ -190,6 +197,31 @@ static void test_rpc (void **state)
     assert_int_equal (canopy_rpc_get (f, NULL), -1);
     assert_int_equal (errno, ENOENT);
     assert_string_equal (canopy_future_error_string (f), "no such key");
+    canopy_future_destroy (f);
+}
+
+/* A synchronous wait polls before it reads (connector_ops.poll_first):
+ * its deadline still holds, the answer still comes after a timeout, and
+ * an answer already in the socket is read even when the deadline is 0.
+ */
+static void test_wait_deadline (void **state)
+{
+    canopy_future_t *f = canopy_rpc (h, "slow.x", "{\"a\":2}", CANOPY_NODEID_ANY, 0);
+    int a = 0;
+    assert_non_null (f);
+    errno = 0;
+    assert_int_equal (canopy_future_wait_for (f, 0.05), -1);
+    assert_int_equal (errno, ETIMEDOUT);
+    assert_int_equal (canopy_rpc_get_unpack (f, "{s:i}", "a", &a), 0);
+    assert_int_equal (a, 2);
+    canopy_future_destroy (f);
+
+    f = canopy_rpc (h, "echo.x", "{\"a\":3}", CANOPY_NODEID_ANY, 0);
+    assert_non_null (f);
+    usleep (100 * 1000);        /* the answer is in the socket by now */
+    assert_int_equal (canopy_future_wait_for (f, 0.), 0);
+    assert_int_equal (canopy_rpc_get_unpack (f, "{s:i}", "a", &a), 0);
+    assert_int_equal (a, 3);
     canopy_future_destroy (f);
 }
 
@@ -313,6 +345,7 @@ int main (void)
         cmocka_unit_test (test_open_errors),
         cmocka_unit_test (test_open),
         cmocka_unit_test (test_rpc),
+        cmocka_unit_test (test_wait_deadline),
         cmocka_unit_test (test_many_in_flight),
         cmocka_unit_test (test_stream),
         cmocka_unit_test (test_requeue_event),
