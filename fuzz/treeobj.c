@@ -7,12 +7,14 @@
  * fail with an errno instead of crashing; the scan of an encoded
  * directory for one name (treeobj_scan.h) never reads outside the text,
  * answers only from text jansson reads, and answers as a decode of the
- * same text would.
+ * same text would; an index of it (treeobj_index.h) is made exactly when
+ * the scan does not decline, and finds what the scan finds.
  */
 #include <string.h>
 #include <errno.h>
 #include "src/common/libkvs/treeobj.h"
 #include "src/common/libkvs/treeobj_scan.h"
+#include "src/common/libkvs/treeobj_index.h"
 #include "src/common/libutil/blobref.h"
 #include "fuzz.h"
 
@@ -103,16 +105,43 @@ static void scan_one (const uint8_t *data, size_t size, json_t *o, const char *n
     }
 }
 
+/* The index answers as the scan does, and exists exactly when the scan
+ * reads the text.
+ */
+static void index_one (const uint8_t *data, size_t size, const treeobj_index_t *ix,
+                       const char *name)
+{
+    size_t off = 0, vlen = 0, ioff = 0, ivlen = 0;
+    int rc = treeobj_dir_scan ((const char *)data, size, name, &off, &vlen);
+
+    if (!ix) {
+        FUZZ_CHECK (rc == -1);
+        return;
+    }
+    FUZZ_CHECK (rc >= 0);
+    FUZZ_CHECK (treeobj_index_find (ix, (const char *)data, name, &ioff, &ivlen) == rc);
+    if (rc == 1)
+        FUZZ_CHECK (ioff == off && ivlen == vlen);
+}
+
 static void scan (const uint8_t *data, size_t size, json_t *o)
 {
+    treeobj_index_t *ix = treeobj_index_create ((const char *)data, size);
+
+    FUZZ_CHECK (ix || errno == EPROTO || errno == ENOMEM || errno == EINVAL);
     scan_one (data, size, o, "a");
     scan_one (data, size, o, "key");
+    index_one (data, size, ix, "a");
+    index_one (data, size, ix, "key");
     if (o && treeobj_is_dir (o)) {
         const char *name;
         json_t *e;
-        json_object_foreach (treeobj_data (o), name, e)
+        json_object_foreach (treeobj_data (o), name, e) {
             scan_one (data, size, o, name);
+            index_one (data, size, ix, name);
+        }
     }
+    treeobj_index_destroy (ix);
 }
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

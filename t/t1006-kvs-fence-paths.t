@@ -44,6 +44,23 @@ test_expect_success 'a get decodes the primed directories on its path' '
 	echo "encoded: $before -> $after" &&
 	test $after -lt $before
 '
+cache () {	# RANK FIELD
+	canopy kvs --rank $1 stats | jq ".cache.\"$2\""
+}
+test_expect_success 'a primed directory read again is indexed, not decoded again' '
+	i0=$(cache 5 indexed) && d0=$(cache 5 decodes) && s0=$(cache 5 scans) &&
+	for p in 3 4 5 6; do
+		test "$(canopy kvs --rank 5 get -r kap.1.0.0.$p | wc -c)" = 100 ||
+		return 1
+	done &&
+	i1=$(cache 5 indexed) && d1=$(cache 5 decodes) && s1=$(cache 5 scans) &&
+	echo "indexed $i0 -> $i1, decodes $d0 -> $d1, scans $s0 -> $s1" &&
+	test $i1 -gt $i0 && test $s1 -gt $s0 &&
+	for p in 7 8 9 10; do
+		canopy kvs --rank 5 get -r kap.1.0.0.$p >/dev/null || return 1
+	done &&
+	test $(cache 5 indexed) = $i1 && test $(cache 5 decodes) = $d1
+'
 # Without priming, the get loads root, kap, kap.1, kap.1.0, kap.1.0.0 and
 # the value's blob; with priming at most the 64-entry directory (7 KiB,
 # under kvs.prime-max but maybe over what is left of kvs.prime-budget) is

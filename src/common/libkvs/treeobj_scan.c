@@ -170,23 +170,18 @@ static bool skip_value (struct scan *sc, int depth)
     }
 }
 
-int treeobj_dir_scan (const char *s, size_t len, const char *name,
-                      size_t *off, size_t *vlen)
+int treeobj_dir_walk (const char *s, size_t len, treeobj_entry_f cb, void *arg)
 {
     static const char head[] = "{\"data\":{";
     static const char tail[] = ",\"type\":\"dir\",\"ver\":1}";
     struct scan sc;
-    size_t nlen;
-    bool found = false;
-    size_t found_off = 0, found_len = 0;
 
-    if (!s || !name || !off || !vlen) {
+    if (!s || !cb) {
         errno = EINVAL;
         return -1;
     }
     sc.p = s;
     sc.end = s + len;
-    nlen = strlen (name);
     if (!lit (&sc, head, sizeof (head) - 1))
         goto decline;
     if (sc.p < sc.end && *sc.p == '}')
@@ -211,11 +206,8 @@ int treeobj_dir_scan (const char *s, size_t len, const char *name,
             const char *v = sc.p;
             if (!skip_value (&sc, 1))
                 goto decline;
-            if (klen == nlen && memcmp (k, name, nlen) == 0) {
-                found = true;       /* the last one wins, as in a decode */
-                found_off = v - s;
-                found_len = sc.p - v;
-            }
+            if (cb (k, klen, v - s, sc.p - v, arg) < 0)
+                return -1;
             if (sc.p < sc.end && *sc.p == ',')
                 sc.p++;
             else if (sc.p < sc.end && *sc.p == '}') {
@@ -228,12 +220,45 @@ int treeobj_dir_scan (const char *s, size_t len, const char *name,
     }
     if (!lit (&sc, tail, sizeof (tail) - 1) || sc.p != sc.end)
         goto decline;
-    if (!found)
-        return 0;
-    *off = found_off;
-    *vlen = found_len;
-    return 1;
+    return 0;
 decline:
     errno = EPROTO;
     return -1;
+}
+
+struct find {
+    const char *name;
+    size_t nlen;
+    bool found;
+    size_t off, vlen;
+};
+
+static int find_cb (const char *name, size_t nlen, size_t voff, size_t vlen, void *arg)
+{
+    struct find *fd = arg;
+    if (nlen == fd->nlen && memcmp (name, fd->name, nlen) == 0) {
+        fd->found = true;       /* the last one wins, as in a decode */
+        fd->off = voff;
+        fd->vlen = vlen;
+    }
+    return 0;
+}
+
+int treeobj_dir_scan (const char *s, size_t len, const char *name,
+                      size_t *off, size_t *vlen)
+{
+    struct find fd = { .name = name };
+
+    if (!s || !name || !off || !vlen) {
+        errno = EINVAL;
+        return -1;
+    }
+    fd.nlen = strlen (name);
+    if (treeobj_dir_walk (s, len, find_cb, &fd) < 0)
+        return -1;
+    if (!fd.found)
+        return 0;
+    *off = fd.off;
+    *vlen = fd.vlen;
+    return 1;
 }

@@ -32,4 +32,16 @@
 int treeobj_dir_scan (const char *s, size_t len, const char *name,
                       size_t *off, size_t *vlen);
 
+/* Call cb for every entry of the encoded directory s[0..len-1], in the
+ * text's order: its name (nlen bytes at name, not NUL-terminated) and its
+ * encoded value s[voff .. voff + vlen - 1].  The whole text is checked as
+ * treeobj_dir_scan checks it, and the check ends after the last entry:
+ * if it fails, entries already reported must be discarded.  Returns 0, or
+ * -1 with errno EINVAL, EPROTO (declined, as treeobj_dir_scan) or what cb
+ * set when it returned -1 (which stops the walk).
+ */
+typedef int (*treeobj_entry_f)(const char *name, size_t nlen, size_t voff,
+                               size_t vlen, void *arg);
+int treeobj_dir_walk (const char *s, size_t len, treeobj_entry_f cb, void *arg);
+
 #endif

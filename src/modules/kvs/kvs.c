@@ -577,7 +577,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
     int pending = ctx->nlookups + fs.waiters + ctx->nversion_waiters
                   + (applier_busy (ctx->applier) ? 1 : 0);
     canopy_respond_pack (h, msg,
-        "{s:i s:i s:s s:{s:I s:I s:I s:I s:I s:I s:I} s:{s:i s:i s:i} s:i s:i s:i s:i"
+        "{s:i s:i s:s s:{s:I s:I s:I s:I s:I s:I s:I s:I} s:{s:i s:i s:i} s:i s:i s:i s:i"
         " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
         " s:{s:o s:o s:o s:o s:o s:o s:o s:o} s:o s:{s:b s:I s:I s:I s:I}}",
         "rank", (int)ctx->rank,
@@ -586,7 +586,8 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
         "cache", "count", (json_int_t)cs.count, "bytes", (json_int_t)cs.bytes,
                  "pending", (json_int_t)cs.pending, "waiters", (json_int_t)cs.waiters,
                  "encoded", (json_int_t)cs.encoded,
-                 "scans", (json_int_t)cs.scans, "decodes", (json_int_t)cs.decodes,
+                 "scans", (json_int_t)cs.scans, "indexed", (json_int_t)cs.indexed,
+                 "decodes", (json_int_t)cs.decodes,
         "fences", "open", fs.open, "waiters", fs.waiters, "ready", fs.ready,
         "lookups", ctx->nlookups,
         "watchers", watch_count (ctx->watches),

@@ -6,11 +6,14 @@
  * Bytes (data) are the entry's own malloc'd copy, or, when 'owner' is
  * set, a span of that message's payload, which the entry holds a
  * reference to: release_data() undoes either.
- * An encoded dir can answer objcache_find by scanning its text for one
- * name (treeobj_scan.h) instead of being decoded: 'scanned' counts the
- * bytes scanned so far, and once that reaches SCAN_BUDGET times the
- * dir's size the next find decodes it (a decode costs about that much,
- * so a dir read often is decoded soon, and one read once never is).
+ * An encoded dir answers objcache_find without being decoded: the first
+ * find scans its text for the one name (treeobj_scan.h: a dir read once
+ * costs one pass); the second indexes it (treeobj_index.h: one more
+ * pass), and every later find costs a hash and a comparison.  The index
+ * lives as long as the encoded bytes and is counted in the cache's
+ * bytes (ixbytes).  A dir is decoded only when asked for whole
+ * (objcache_get_dir, or a find without a name), or when the scan
+ * declines its text.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +27,8 @@
 #include "src/common/libkvs/blobrecs.h"
 #include "src/common/libkvs/treeobj.h"
 #include "src/common/libkvs/treeobj_scan.h"
+#include "src/common/libkvs/treeobj_index.h"
 #include "objcache.h"
-
-enum { SCAN_BUDGET = 8 };
 
 struct waiter {
     objcache_wait_f cb;
@@ -41,8 +43,10 @@ struct entry {
     json_t *dir;
     void *data;
     canopy_msg_t *owner;    /* data lies in this message's payload */
-    size_t len;         /* bytes accounted */
-    size_t scanned;     /* bytes scanned while encoded (objcache_find) */
+    size_t len;         /* bytes accounted (the index's apart) */
+    int finds;          /* objcache_find answers while encoded */
+    treeobj_index_t *index;     /* of the encoded text, from the second find */
+    size_t ixbytes;     /* the index's memory, accounted too */
     bool noscan;        /* the scan declined its text: decode it */
     double lastuse;
     struct waiter *waiters;
@@ -59,11 +63,20 @@ struct objcache {
     size_t nwaiters;
     size_t encoded;
     size_t scans;
+    size_t indexed;
     size_t decodes;
 };
 
-static void release_data (struct entry *e)
+/* The encoded bytes go, and with them the index of them. */
+static void release_data (objcache_t *c, struct entry *e)
 {
+    if (e->index) {
+        treeobj_index_destroy (e->index);
+        e->index = NULL;
+        if (c)
+            c->bytes -= e->ixbytes;
+        e->ixbytes = 0;
+    }
     if (e->owner)
         canopy_msg_decref (e->owner);
     else
@@ -77,7 +90,7 @@ static void entry_free (void *arg)
     struct entry *e = arg;
     if (e) {
         json_decref (e->dir);
-        release_data (e);
+        release_data (NULL, e);     /* drop() took its bytes off */
         free (e->waiters);
         free (e);
     }
@@ -151,7 +164,7 @@ static bool decode_dir (objcache_t *c, struct entry *e)
         return false;
     }
     e->dir = dir;
-    release_data (e);
+    release_data (c, e);
     c->encoded--;
     c->decodes++;
     return true;
@@ -174,12 +187,24 @@ int objcache_find (objcache_t *c, const char *ref, const char *name,
 
     if (!e)
         return 0;
-    if (!e->dir && !e->noscan && name && e->scanned < SCAN_BUDGET * e->len) {
+    if (!e->dir && !e->noscan && name) {
         json_t *o = NULL;
-        rc = treeobj_dir_scan (e->data, e->len, name, &off, &vlen);
+        /* read again: index it (a failure leaves the scan to decline or,
+         * out of memory, to answer)
+         */
+        if (!e->index && e->finds > 0
+            && (e->index = treeobj_index_create (e->data, e->len))) {
+            e->ixbytes = treeobj_index_bytes (e->index);
+            c->bytes += e->ixbytes;
+            c->indexed++;
+        }
+        if (e->index)
+            rc = treeobj_index_find (e->index, e->data, name, &off, &vlen);
+        else
+            rc = treeobj_dir_scan (e->data, e->len, name, &off, &vlen);
         if (rc == 0
             || (rc == 1 && (o = treeobj_decode ((const char *)e->data + off, vlen)))) {
-            e->scanned += e->len;
+            e->finds++;
             c->scans++;
             *entry = o;     /* NULL: no such name */
             return 2;
@@ -444,7 +469,7 @@ static void drop (objcache_t *c, struct entry *e)
     if (e->type == OBJ_DIR && !e->dir)
         c->encoded--;
     list_del (&e->lru);
-    c->bytes -= e->len;
+    c->bytes -= e->len + e->ixbytes;
     (void)hashmap_delete (c->map, e->key);
 }
 
@@ -491,5 +516,6 @@ void objcache_stats (objcache_t *c, struct objcache_stats *st)
     st->waiters = c->nwaiters;
     st->encoded = c->encoded;
     st->scans = c->scans;
+    st->indexed = c->indexed;
     st->decodes = c->decodes;
 }

@@ -40,13 +40,13 @@ json_t *objcache_get_dir (objcache_t *c, const char *ref);
 /* The cheapest way to the entry 'name' of the cached directory 'ref':
  * - 1: *dir is the decoded directory (borrowed, a dir or an hdir, as
  *   objcache_get_dir returns it); the caller looks 'name' up in it;
- * - 2: the directory is still encoded (primed, see below) and was scanned
- *   for 'name' without decoding it (treeobj_scan.h): *entry is a new
- *   reference to the decoded and validated entry, or NULL if the
- *   directory has no such name;
+ * - 2: the directory is still encoded (primed, see below) and 'name' was
+ *   found without decoding it, by a scan of its text the first time
+ *   (treeobj_scan.h) and with an index of it from the second on
+ *   (treeobj_index.h): *entry is a new reference to the decoded and
+ *   validated entry, or NULL if the directory has no such name;
  * - 0: not cached (or not a valid dir: dropped), as objcache_get_dir.
- * A directory scanned often is decoded (its scans' cost is bounded by a
- * few decodes); 'name' NULL always decodes.
+ * 'name' NULL always decodes, as does a text the scan declines.
  */
 int objcache_find (objcache_t *c, const char *ref, const char *name,
                    json_t **dir, json_t **entry);
@@ -111,7 +111,8 @@ struct objcache_stats {
     size_t pending;
     size_t waiters;
     size_t encoded;     /* dirs put encoded and not asked for yet */
-    size_t scans;       /* objcache_find answers found by scanning */
+    size_t scans;       /* objcache_find answers from encoded dirs */
+    size_t indexed;     /* encoded dirs indexed (read more than once) */
     size_t decodes;     /* encoded dirs decoded */
 };
 void objcache_stats (objcache_t *c, struct objcache_stats *st);

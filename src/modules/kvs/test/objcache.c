@@ -265,10 +265,12 @@ static void test_encoded (void **state)
     objcache_destroy (c);
 }
 
-/* objcache_find: a primed directory answers by scanning while its scans
- * cost less than about eight decodes, then is decoded; a decoded one is
- * returned as such; a text the scan declines is decoded at once (and a
- * bad one dropped, as objcache_get_dir does); not cached is 0.
+/* objcache_find: a primed directory answers without being decoded, by a
+ * scan the first time and from an index from the second on (counted in
+ * the cache's bytes, and gone with the encoded text when the directory is
+ * decoded for objcache_get_dir); a decoded one is returned as such; a text
+ * the scan declines is decoded at once (and a bad one dropped, as
+ * objcache_get_dir does); not cached is 0.
  */
 static void test_find (void **state)
 {
@@ -278,7 +280,7 @@ static void test_find (void **state)
     const char *ref3 = "sha256-0000000000000000000000000000000000000000000000000000000000000003";
     json_t *d = treeobj_create_dir ();
     json_t *dir, *entry;
-    size_t len;
+    size_t len, bytes0 = 0;
     char *enc;
 
     assert_int_equal (treeobj_dir_set (d, "k", treeobj_create_val ("v", 1)), 0);
@@ -286,15 +288,12 @@ static void test_find (void **state)
     assert_non_null ((enc = treeobj_encode (d, &len)));
     assert_int_equal (objcache_find (c, ref1, "k", &dir, &entry), 0);
     assert_int_equal (objcache_put_dir_encoded (c, ref1, enc, len, NULL), 0);
-    int scans = 0;
-    for (;;) {
+    for (int i = 0; i < 20; i++) {
         dir = entry = NULL;
-        int rc = objcache_find (c, ref1, scans % 2 ? "k" : "absent", &dir, &entry);
-        if (rc == 1)
-            break;
+        int rc = objcache_find (c, ref1, i % 2 ? "k" : "absent", &dir, &entry);
         assert_int_equal (rc, 2);
         assert_null (dir);
-        if (scans % 2) {
+        if (i % 2) {
             assert_non_null (entry);
             assert_true (json_equal (entry, treeobj_dir_get (d, "k")));
             json_decref (entry);
@@ -302,17 +301,32 @@ static void test_find (void **state)
         else
             assert_null (entry);
         objcache_stats (c, &st);
-        assert_int_equal (st.encoded, 1);       /* still not decoded */
-        scans++;
-        assert_true (scans <= 8);
+        assert_int_equal (st.encoded, 1);       /* never decoded */
+        assert_int_equal (st.scans, i + 1);
+        assert_int_equal (st.indexed, i == 0 ? 0 : 1);
+        if (i == 0)
+            bytes0 = st.bytes;
+        else
+            assert_true (st.bytes > bytes0);    /* the index counts */
     }
-    assert_int_equal (scans, 8);
+    /* asked for whole: decoded, the index gone with the text */
+    assert_non_null ((dir = objcache_get_dir (c, ref1)));
     assert_true (json_equal (dir, d));
     objcache_stats (c, &st);
     assert_int_equal (st.encoded, 0);
-    /* decoded now: the same dir every time, also for objcache_get_dir */
+    assert_int_equal (st.bytes, bytes0);
+    /* decoded now: the same dir every time */
     assert_int_equal (objcache_find (c, ref1, "l", &dir, &entry), 1);
     assert_ptr_equal (dir, objcache_get_dir (c, ref1));
+    /* an indexed entry dropped takes its index's bytes with it */
+    assert_int_equal (objcache_put_dir_encoded (c, ref2, enc, len, NULL), 0);
+    assert_int_equal (objcache_find (c, ref2, "k", &dir, &entry), 2);
+    json_decref (entry);
+    assert_int_equal (objcache_find (c, ref2, "k", &dir, &entry), 2);
+    json_decref (entry);
+    assert_int_equal (objcache_clear (c), 2);
+    objcache_stats (c, &st);
+    assert_int_equal (st.bytes, 0);
 
     /* an hdir's text is declined: decoded at the first find */
     json_t *h = treeobj_create_hdir (0);
@@ -327,7 +341,7 @@ static void test_find (void **state)
     assert_int_equal (objcache_find (c, ref3, "k", &dir, &entry), 0);
     assert_false (objcache_has (c, OBJ_DIR, ref3));
     /* no name: decode */
-    assert_int_equal (objcache_clear (c), 2);
+    assert_int_equal (objcache_clear (c), 1);
     assert_int_equal (objcache_put_dir_encoded (c, ref1, enc, len, NULL), 0);
     assert_int_equal (objcache_find (c, ref1, NULL, &dir, &entry), 1);
     assert_true (json_equal (dir, d));
