@@ -44,7 +44,7 @@ struct entry {
     void *data;
     canopy_msg_t *owner;    /* data lies in this message's payload */
     size_t len;         /* bytes accounted (the index's apart) */
-    int finds;          /* objcache_find answers while encoded */
+    bool found;         /* objcache_find answered from the text once */
     treeobj_index_t *index;     /* of the encoded text, from the second find */
     size_t ixbytes;     /* the index's memory, accounted too */
     bool noscan;        /* the scan declined its text: decode it */
@@ -192,7 +192,7 @@ int objcache_find (objcache_t *c, const char *ref, const char *name,
         /* read again: index it (a failure leaves the scan to decline or,
          * out of memory, to answer)
          */
-        if (!e->index && e->finds > 0
+        if (!e->index && e->found
             && (e->index = treeobj_index_create (e->data, e->len))) {
             e->ixbytes = treeobj_index_bytes (e->index);
             c->bytes += e->ixbytes;
@@ -204,7 +204,7 @@ int objcache_find (objcache_t *c, const char *ref, const char *name,
             rc = treeobj_dir_scan (e->data, e->len, name, &off, &vlen);
         if (rc == 0
             || (rc == 1 && (o = treeobj_decode ((const char *)e->data + off, vlen)))) {
-            e->finds++;
+            e->found = true;
             c->scans++;
             *entry = o;     /* NULL: no such name */
             return 2;
