@@ -16,15 +16,15 @@ testmod=$SHARNESS_BUILD_DIRECTORY/t/helpers/.libs/testmod.so
 hex () {
 	od -An -tx1 | tr -d ' \n'
 }
+ref_of () {
+	echo "sha256-$(printf %s "$1" | sha256sum | cut -d" " -f1)"
+}
 # record DATA [REF]: one blob record of DATA, under its own ref or REF
 record () {
-	ref=${2:-sha256-$(printf %s "$1" | sha256sum | cut -d" " -f1)}
+	ref=${2:-$(ref_of "$1")}
 	printf %s "$ref" | hex
 	printf "%08x" ${#1}
 	printf %s "$1" | hex
-}
-ref_of () {
-	echo "sha256-$(printf %s "$1" | sha256sum | cut -d" " -f1)"
 }
 forward () {	# TOPIC HEX
 	rpc testmod.forward "{\"topic\":\"$1\",\"hex\":\"$2\"}"

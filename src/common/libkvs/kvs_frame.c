@@ -73,7 +73,7 @@ int kvs_frame_encode (json_t *fences, const blobtab_t *blobs,
     size_t hlen, total;
     int n = blobtab_count (blobs);
 
-    if (!json_is_array (fences) || !bufp || !lenp) {
+    if (!json_is_array (fences) || !bufp || !lenp || (bodylen > 0 && !body)) {
         errno = EINVAL;
         return -1;
     }
@@ -99,7 +99,7 @@ int kvs_frame_encode (json_t *fences, const blobtab_t *blobs,
     memcpy (buf + 4, s, hlen);
     free (s);
     p = buf + 4 + hlen;
-    if (bodylen > 0 && body)
+    if (bodylen > 0)
         memcpy (p, body, bodylen);
     p += bodylen;
     for (int i = 0; i < n; i++) {

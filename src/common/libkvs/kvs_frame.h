@@ -18,11 +18,8 @@
 #include <canopy/types.h>
 #include "blobtab.h"
 
-/* Encode 'fences' (borrowed), 'body' (bodylen bytes) and every blob of
- * 'blobs' (may be NULL: none).  A NULL body leaves its bodylen bytes
- * unwritten, for the caller to fill in place: they start at *bufp +
- * *lenp - bodylen - the blobs' bytes (a kvs.prime event writes its blob
- * records there, without a buffer of its own).  The buffer (*bufp,
+/* Encode 'fences' (borrowed), 'body' (bodylen bytes, may be NULL if 0)
+ * and every blob of 'blobs' (may be NULL: none).  The buffer (*bufp,
  * *lenp bytes, malloc'd, the caller frees) is NUL-terminated past its
  * end.  Returns 0, or -1 with EINVAL (bad arguments), EFBIG (longer than
  * max bytes) or ENOMEM; nothing is allocated on failure.

@@ -330,17 +330,11 @@ int objcache_put_dir_encoded (objcache_t *c, const char *ref, const void *data,
 
 int objcache_put_raw (objcache_t *c, const char *ref, const void *data, size_t len)
 {
-    return objcache_put_raw_shared (c, ref, data, len, NULL);
-}
-
-int objcache_put_raw_shared (objcache_t *c, const char *ref, const void *data,
-                             size_t len, const canopy_msg_t *owner)
-{
     if (!c || !ref || (!data && len > 0)) {
         errno = EINVAL;
         return -1;
     }
-    return put_bytes (c, OBJ_RAW, ref, data, len, owner);
+    return put_bytes (c, OBJ_RAW, ref, data, len, NULL);
 }
 
 struct recs_arg {

@@ -56,32 +56,27 @@ bool objcache_has (objcache_t *c, enum objtype type, const char *ref);
 /* Add a loaded or newly made object (dir: a reference is taken). */
 int objcache_put_dir (objcache_t *c, const char *ref, json_t *dir, size_t size);
 int objcache_put_raw (objcache_t *c, const char *ref, const void *data, size_t len);
-/* The same without a copy: data (len bytes) lies in the payload of
- * 'owner', which the entry keeps a reference to; owner NULL copies.
- * Returns 0 (also if ref is cached already), or -1 with EINVAL or ENOMEM.
+/* Add a directory still encoded (its blob's len > 0 bytes, copied, or,
+ * with 'owner', left in owner's payload, which the entry keeps a
+ * reference to; the ref trusted): the first objcache_get_dir of ref
+ * decodes it.  If it is not a dir or hdir then, the entry is dropped and
+ * that call returns NULL, so the caller loads it as if it had never been
+ * cached.  This is how a setroot event primes directories: only those a
+ * broker reads are ever parsed.  Returns 0 (also if ref is cached
+ * already), or -1 with EINVAL or ENOMEM (nothing cached).
  */
-int objcache_put_raw_shared (objcache_t *c, const char *ref, const void *data,
-                             size_t len, const canopy_msg_t *owner);
-/* Add a directory still encoded (its blob's len > 0 bytes, copied, or
- * left in the payload of 'owner' as with objcache_put_raw_shared; the
- * ref trusted): the first objcache_get_dir of ref decodes it.  If it is
- * not a dir or hdir then, the entry is dropped and that call returns NULL,
- * so the caller loads it as if it had never been cached.  This is how a
- * setroot event primes directories: only those a broker reads are ever
- * parsed.  Returns 0 (also if ref is cached already), or -1 with EINVAL
- * or ENOMEM (nothing cached).
- */
+int objcache_put_dir_encoded (objcache_t *c, const char *ref, const void *data,
+                              size_t len, const canopy_msg_t *owner);
 /* Add every value of the blob records (blobrecs.h) that fill owner's
- * payload from byte 'off' on, as objcache_put_raw_shared does (refs
- * trusted, bytes left in the payload): a kvs.prime event's values.  The
+ * payload from byte 'off' on, without a copy: each entry points into the
+ * payload and keeps a reference to owner (an empty value is copied:
+ * nothing to share); refs trusted.  A kvs.prime event's values.  The
  * records are all checked first, so a malformed buffer caches nothing.
  * Returns how many were cached (or were already), or -1 with EINVAL or
  * EPROTO and a sentence.
  */
 int objcache_put_blobrecs (objcache_t *c, const canopy_msg_t *owner, size_t off,
                            canopy_error_t *error);
-int objcache_put_dir_encoded (objcache_t *c, const char *ref, const void *data,
-                              size_t len, const canopy_msg_t *owner);
 
 /* Wait for 'ref'.  Returns 1 if the caller must start the load (first
  * waiter), 0 if a load is already in flight, -1 on error (EEXIST: the

@@ -373,24 +373,26 @@ static void test_shared (void **state)
     assert_non_null (d);
     assert_int_equal (treeobj_dir_set (d, "k", treeobj_create_val ("v", 1)), 0);
     assert_non_null ((enc = treeobj_encode (d, &len)));
-    /* payload: the encoded directory, then a 6-byte value */
-    char *buf = malloc (len + 6);
+    /* payload: the encoded directory, then blob records of a 6-byte
+     * value and an empty one
+     */
+    size_t total = len + blobrecs_size (6) + blobrecs_size (0);
+    char *buf = malloc (total);
     assert_non_null (buf);
     memcpy (buf, enc, len);
-    memcpy (buf + len, "value!", 6);
+    void *end = blobrecs_put (blobrecs_put (buf + len, ref2, "value!", 6), ref3, "", 0);
+    assert_ptr_equal (end, buf + total);
     assert_non_null (msg);
-    assert_int_equal (canopy_msg_set_payload (msg, buf, len + 6), 0);
+    assert_int_equal (canopy_msg_set_payload (msg, buf, total), 0);
     free (buf);
     assert_int_equal (canopy_msg_get_payload (msg, &payload, &plen), 0);
 
     assert_int_equal (objcache_put_dir_encoded (c, ref1, payload, len, msg), 0);
-    assert_int_equal (objcache_put_raw_shared (c, ref2, (const char *)payload + len, 6,
-                                               msg), 0);
-    assert_int_equal (objcache_put_raw_shared (c, ref3, payload, 0, msg), 0);
+    assert_int_equal (objcache_put_blobrecs (c, msg, len, NULL), 2);
     canopy_msg_decref (msg);        /* the cache's references keep it */
 
     assert_int_equal (objcache_get_raw (c, ref2, &got, &glen), 0);
-    assert_ptr_equal (got, (const char *)payload + len);     /* not a copy */
+    assert_ptr_equal (got, (const char *)payload + len + blobrecs_size (0)); /* not a copy */
     assert_int_equal (glen, 6);
     assert_memory_equal (got, "value!", 6);
     assert_int_equal (objcache_get_raw (c, ref3, &got, &glen), 0);
@@ -410,7 +412,7 @@ static void test_shared (void **state)
     assert_int_equal (objcache_clear (c), 3);
 
     errno = 0;
-    assert_int_equal (objcache_put_raw_shared (c, NULL, "x", 1, NULL), -1);
+    assert_int_equal (objcache_put_raw (c, NULL, "x", 1), -1);
     assert_int_equal (errno, EINVAL);
     free (enc);
     json_decref (d);
