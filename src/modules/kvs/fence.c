@@ -10,9 +10,22 @@
  *   to its parent, which acknowledges it once decoded.  What arrives in
  *   the meantime waits and leaves as one message with the acknowledgement.
  *   An idle tree therefore forwards at once, and a busy one batches as
- *   much as its parent is slow, with no timer to tune.  A relay holds at
- *   most ctx->limits.relay_max bytes (the message limit): what does not
- *   fit waits for the next one.
+ *   much as its parent is slow.  A relay holds at most
+ *   ctx->limits.relay_max bytes (the message limit): what does not fit
+ *   waits for the next one.
+ * - Holding (relay-hold): participants of a collective fence seldom
+ *   arrive together, so self-clocking alone sends about one relay per
+ *   contribution (8 brokers, 32 KAP ranks: 33 relays and as many
+ *   acknowledgements per fence where 7 would do, CPU taken from the ranks
+ *   still on their way to the fence).  So a broker learns, from each
+ *   collective fence's setroot, how many participants its subtree brought
+ *   (fence_shape.h), and holds the next fence of the same user and size
+ *   until that many are merged: its relay is then one message, sent when
+ *   the last of them arrives, which is when it would have been needed.
+ *   A hold lasts at most relay_hold seconds from the fence's first
+ *   contribution here, so an expectation that is wrong (the job's layout
+ *   changed) costs at most that, once, and is then learned anew.  Errors
+ *   are never held.
  * - A contribution is never dropped silently: one that cannot be relayed
  *   (too large for one message, out of memory, a failed send, a relay the
  *   parent refused) turns its fence into an error contribution, which the
@@ -53,6 +66,7 @@
 #include "src/common/libkvs/kvs_relay.h"
 #include "src/common/libkvs/treeobj.h"
 #include "fence.h"
+#include "fence_shape.h"
 
 struct waiter {
     canopy_msg_t *msg;
@@ -65,6 +79,11 @@ struct fence {
     int flags;
     uint32_t userid;
     int count;
+    int total;                  /* rank > 0: participants merged here, ever */
+    int expect;                 /* rank > 0: hold the relay until 'total'
+                                 * reaches this (0: no hold) */
+    bool held;                  /* ... it has been held */
+    double hold_until;          /* ... but not past this (monotime) */
     struct kvs_opsbuf ops;      /* merged operations, as text */
     json_t *parsed;             /* rank 0, once ready: the operations */
     blobtab_t *blobs;
@@ -106,6 +125,8 @@ struct fence_table {
     canopy_watcher_t *prep;
     int ndirty;
     canopy_future_t *relay;     /* the relay in flight, or NULL */
+    fence_shape_t *shapes;      /* rank > 0: subtree counts learned */
+    canopy_watcher_t *hold_w;   /* rank > 0: ends the earliest hold */
     int nunpublished;           /* rank 0: fences with 'unpublished' */
 };
 
@@ -183,6 +204,10 @@ static struct fence *fence_create (struct fence_table *ft, const char *name,
     if (ft->ctx->rank == 0) {
         f->first_rt = walltime ();
         user_count (ft, userid, 1);
+    }
+    else if (nprocs > 1 && ft->ctx->limits.relay_hold > 0) {
+        f->expect = fence_shape_expect (ft->shapes, userid, nprocs);
+        f->hold_until = f->created + ft->ctx->limits.relay_hold;
     }
     return f;
 nomem:
@@ -572,6 +597,7 @@ static void merge (struct fence_table *ft, const struct kvs_relay_fence *c,
         }
     }
     f->count += count;
+    f->total += count;
     if (ctx->rank == 0)
         check_ready (ft, f);
     else
@@ -761,6 +787,51 @@ static struct kvs_relay_fence relay_entry (struct fence *f)
     return c;
 }
 
+/* Whether dirty fence f waits for more of its expected participants.
+ * A hold that ran out is ended for good (the fence is self-clocked from
+ * then on) and counted.
+ */
+static bool held (struct fence_table *ft, struct fence *f, double now)
+{
+    if (f->expect <= 0 || f->errnum || f->total >= f->expect)
+        return false;
+    if (now >= f->hold_until) {
+        f->expect = 0;
+        ft->ctx->stats.relay_hold_expired++;
+        return false;
+    }
+    if (!f->held) {
+        f->held = true;
+        ft->ctx->stats.relay_holds++;
+    }
+    return true;
+}
+
+/* Whether a relay would carry something now: a dirty fence not held.
+ * If fences are held, the hold timer is set for the first to run out.
+ */
+static bool sendable (struct fence_table *ft)
+{
+    double now = monotime (), until = 0;
+    void *val;
+
+    for (const char *k = hashmap_first (ft->fences, &val); k;
+         k = hashmap_next (ft->fences, &val)) {
+        struct fence *f = val;
+        if (!f->dirty)
+            continue;
+        if (!held (ft, f, now))
+            return true;
+        if (until == 0 || f->hold_until < until)
+            until = f->hold_until;
+    }
+    if (until > 0) {
+        canopy_timer_watcher_reset (ft->hold_w, until - now, 0);
+        canopy_watcher_start (ft->hold_w);
+    }
+    return false;
+}
+
 /* Fill a relay with dirty fences, in table order, as long as its size
  * bound stays under the limit; the others wait for the next relay.  A
  * fence whose bound alone is over the limit goes alone (the encoder then
@@ -772,12 +843,13 @@ static int fill_relay (struct fence_table *ft, kvs_relay_enc_t *enc)
     size_t max = ft->ctx->limits.relay_max;
     int n = 0, ncontent = 0;
     bool alone = false;
+    double now = monotime ();
     void *val;
 
     for (const char *k = hashmap_first (ft->fences, &val); k && !alone;
          k = hashmap_next (ft->fences, &val)) {
         struct fence *f = val;
-        if (!f->dirty)
+        if (!f->dirty || held (ft, f, now))
             continue;
         struct kvs_relay_fence c = relay_entry (f);
         const blobtab_t *blobs = f->errnum ? NULL : f->blobs;
@@ -918,9 +990,17 @@ static void flush (struct fence_table *ft)
 static void prep_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
 {
     struct fence_table *ft = arg;
-    if (ft->ctx->rank > 0 && ft->ndirty > 0 && !ft->relay)
+    if (ft->ctx->rank > 0 && ft->ndirty > 0 && !ft->relay && sendable (ft))
         flush (ft);
     canopy_watcher_stop (w);
+}
+
+/* A hold ran out: the next pass sends what it held. */
+static void hold_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
+{
+    struct fence_table *ft = arg;
+    canopy_watcher_stop (w);
+    canopy_watcher_start (ft->prep);
 }
 
 void fence_abort_request (struct fence_table *ft, const canopy_msg_t *msg)
@@ -1081,6 +1161,9 @@ void fence_setroot (struct fence_table *ft, json_t *names, json_t *errors,
 
     json_array_foreach (names, i, v) {
         if (json_is_string (v) && (f = hashmap_lookup (ft->fences, json_string_value (v)))) {
+            /* every participant from this subtree came through here */
+            if (ft->ctx->rank > 0 && !f->errnum)
+                fence_shape_learn (ft->shapes, f->userid, f->nprocs, f->total);
             answer (ft, f, 0, NULL, version, rootref);
             fence_remove (ft, f);
         }
@@ -1206,11 +1289,14 @@ struct fence_table *fence_table_create (struct kvs_ctx *ctx)
     if (!(ft->fences = hashmap_create (fence_free))
         || !(ft->finished = hashmap_create (finished_free))
         || !(ft->per_user = hashmap_create (NULL))
-        || !(ft->prep = canopy_prepare_watcher_create (ctx->r, prep_cb, ft))) {
+        || !(ft->prep = canopy_prepare_watcher_create (ctx->r, prep_cb, ft))
+        || !(ft->shapes = fence_shape_create ())
+        || !(ft->hold_w = canopy_timer_watcher_create (ctx->r, 0, 0, hold_cb, ft))) {
         fence_table_destroy (ft);
         return NULL;
     }
     canopy_watcher_unref (ft->prep);
+    canopy_watcher_unref (ft->hold_w);
     return ft;
 }
 
@@ -1225,6 +1311,8 @@ void fence_table_destroy (struct fence_table *ft)
             answer (ft, val, ENOSYS, "KVS module unloading", 0, "");
         canopy_future_destroy (ft->relay);
         canopy_watcher_destroy (ft->prep);
+        canopy_watcher_destroy (ft->hold_w);
+        fence_shape_destroy (ft->shapes);
         hashmap_destroy (ft->fences);
         hashmap_destroy (ft->finished);
         hashmap_destroy (ft->per_user);

@@ -578,7 +578,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                   + (applier_busy (ctx->applier) ? 1 : 0);
     canopy_respond_pack (h, msg,
         "{s:i s:i s:s s:{s:I s:I s:I s:I s:I s:I s:I s:I} s:{s:i s:i s:i} s:i s:i s:i s:i"
-        " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
+        " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
         " s:{s:o s:o s:o s:o s:o s:o s:o s:o} s:o s:{s:b s:I s:I s:I s:I}}",
         "rank", (int)ctx->rank,
         "version", ctx->version,
@@ -604,6 +604,8 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                     "applies", (json_int_t)ctx->stats.applies,
                     "applied-txns", (json_int_t)ctx->stats.apply_txns,
                     "relay-bytes", (json_int_t)ctx->stats.relay_bytes,
+                    "relay-holds", (json_int_t)ctx->stats.relay_holds,
+                    "relay-hold-expired", (json_int_t)ctx->stats.relay_hold_expired,
                     "primed", (json_int_t)ctx->stats.primed,
                     "primed-values", (json_int_t)ctx->stats.primed_values,
                     "held-loads", (json_int_t)ctx->stats.held_loads,
@@ -735,6 +737,10 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
     ctx->limits.max_pending_per_user = 1024;
     ctx->limits.max_txn_ops = 1000000;
     ctx->limits.fence_timeout = 0;
+    /* a hold ends when the expected participants are in; this bounds what
+     * a wrong expectation costs (fence.c)
+     */
+    ctx->limits.relay_hold = 0.01;
     ctx->limits.hdir_threshold = 128;
     ctx->limits.prime_max = 8192;  /* a full plain directory (hdir-threshold
                                     * entries) or hdir bucket: ~5-7 KiB */

@@ -24,6 +24,10 @@ struct kvs_module_limits {
     int max_pending_per_user;   /* open fences per user at rank 0 */
     int max_txn_ops;            /* operations in one contribution */
     double fence_timeout;       /* seconds; 0 = none */
+    double relay_hold;          /* rank > 0: longest hold of a collective
+                                   fence's relay for the participants its
+                                   last fence of that size brought (fence.c);
+                                   0 = never hold */
     int hdir_threshold;         /* entries before a dir is hashed */
     int prime_max;              /* setroot carries new dirs up to this size */
     int prime_budget;           /* ... this many bytes in all (0: none) */
@@ -82,6 +86,8 @@ struct kvs_ctx {
         uint64_t applies;
         uint64_t apply_txns;
         uint64_t relay_bytes;
+        uint64_t relay_holds;   /* fences whose relay was held (fence.c) */
+        uint64_t relay_hold_expired;    /* ... released by relay-hold */
         uint64_t primed;        /* objects sent (rank 0) or taken from setroot */
         uint64_t primed_values; /* values sent (rank 0) or taken from kvs.prime */
         uint64_t held_loads;    /* value loads held for a kvs.prime event */

@@ -34,6 +34,7 @@ struct option_spec {
 
 static const struct option_spec specs[] = {
     { "fence-timeout", K_SECONDS, 0, AT (limits.fence_timeout) },
+    { "relay-hold", K_SECONDS, 0, AT (limits.relay_hold) },
     { "max-nprocs", K_INT, 1, AT (limits.max_nprocs) },
     { "max-pending", K_INT, 1, AT (limits.max_pending_per_user) },
     { "max-ops", K_INT, 1, AT (limits.max_txn_ops) },
@@ -47,7 +48,7 @@ static const struct option_spec specs[] = {
 };
 
 const char *const kvs_option_names[] = {
-    "fence-timeout", "max-nprocs", "max-pending", "max-ops", "cache-max",
+    "fence-timeout", "relay-hold", "max-nprocs", "max-pending", "max-ops", "cache-max",
     "cache-age", "hdir-threshold", "prime-max", "prime-budget", "prime-values",
     "checkpoint-period", NULL,
 };

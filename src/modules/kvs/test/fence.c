@@ -1,7 +1,8 @@
 /* test/fence.c - fence aggregation (fence.c) over a fake handle:
  *
  * ranks > 0: merging, self-clocked relays (one in flight, the rest with
- * the acknowledgement), relays bounded by the size limit, and every way a
+ * the acknowledgement), relays held for the participants the last fence
+ * of the same size brought (and released when relay-hold runs out), relays bounded by the size limit, and every way a
  * relay can fail turning its fences into error contributions (regression:
  * an oversized merge failed again on every pass and never reached rank 0;
  * a failed send dropped the contributions); answers from the setroot
@@ -24,6 +25,7 @@
 #include <string.h>
 #include <stdio.h>
 #include <errno.h>
+#include <unistd.h>
 #include <canopy/kvs.h>
 #include "src/common/libutil/monotime.h"
 #include "src/common/libkvs/kvs_relay.h"
@@ -759,6 +761,175 @@ static void test_unload (void **state)
     kvsenv_destroy (env);
 }
 
+/* The relay of 'name' alone, with 'count' participants: taken, checked,
+ * acknowledged.
+ */
+static void expect_relay_of (struct kvsenv *env, const char *name, int count)
+{
+    canopy_msg_t *req;
+    kvs_relay_t *r;
+    const struct kvs_relay_fence *c;
+
+    assert_non_null ((r = take_relay (env, &req)));
+    assert_int_equal (kvs_relay_count (r), 1);
+    assert_non_null ((c = find (r, name)));
+    assert_int_equal (c->count, count);
+    assert_int_equal (c->errnum, 0);
+    kvs_relay_destroy (r);
+    fakeh_respond (env->fake, req, 0, NULL, 0);
+    canopy_msg_decref (req);
+    kvsenv_run (env);
+}
+
+static void setroot_names (struct kvsenv *env, const char *name, int version)
+{
+    json_t *names = json_pack ("[s]", name);
+    assert_non_null (names);
+    fence_setroot (env->ctx.fences, names, NULL, version, "sha256-x");
+    json_decref (names);
+}
+
+/* Fence 'name' of nprocs 8 with 'n' participants here (tags from 'tag'),
+ * relayed and completed: the broker learns that its subtree brings n.
+ */
+static void learn (struct kvsenv *env, const char *name, uint32_t tag, int n)
+{
+    char sender[16];
+    for (int i = 0; i < n; i++) {
+        snprintf (sender, sizeof (sender), "3:c%d", i);
+        join (env, tag + i, sender, name, 8, name, "v", 1);
+    }
+    kvsenv_run (env);
+    expect_relay_of (env, name, n);
+    setroot_names (env, name, 1);
+    for (int i = 0; i < n; i++)
+        assert_int_equal (answer (env, tag + i, NULL, 0), 0);
+}
+
+/* A broker learns how many participants its subtree brought to a fence
+ * and holds the next fence of that size until as many are in: one relay
+ * instead of one per contribution.  Other fences are not held meanwhile.
+ */
+static void test_hold (void **state)
+{
+    struct kvsenv *env = setup (3);
+
+    env->ctx.limits.relay_hold = 60;    /* does not run out here */
+    /* nothing learned yet: self-clocked, one relay per pass */
+    join (env, 1, "3:c1", "a", 8, "a1", "1", 1);
+    kvsenv_run (env);
+    expect_relay_of (env, "a", 1);
+    join (env, 2, "3:c2", "a", 8, "a2", "2", 1);
+    join (env, 3, "3:c3", "a", 8, "a3", "3", 1);
+    kvsenv_run (env);
+    expect_relay_of (env, "a", 2);
+    assert_int_equal (env->ctx.stats.relay_holds, 0);
+    setroot_names (env, "a", 1);
+
+    /* the next fence of 8 is held until 3 are in */
+    join (env, 4, "3:c1", "b", 8, "b1", "1", 1);
+    kvsenv_run (env);
+    join (env, 5, "3:c2", "b", 8, "b2", "2", 1);
+    kvsenv_run (env);
+    assert_int_equal (fakeh_count (env->fake, CANOPY_MSGTYPE_REQUEST, "kvs.relay"), 0);
+    assert_int_equal (env->ctx.stats.relay_holds, 1);
+    /* a commit, and a fence of another size, go at once */
+    join (env, 6, "3:c3", "g", 1, "g1", "1", 1);
+    kvsenv_run (env);
+    expect_relay_of (env, "g", 1);
+    join (env, 7, "3:c4", "h", 5, "h1", "1", 1);
+    kvsenv_run (env);
+    expect_relay_of (env, "h", 1);
+    /* the third participant: all of "b" in one relay */
+    join (env, 8, "3:c3", "b", 8, "b3", "3", 1);
+    kvsenv_run (env);
+    expect_relay_of (env, "b", 3);
+    assert_null (fakeh_take (env->fake, CANOPY_MSGTYPE_REQUEST, "kvs.relay"));
+    /* one more than expected is not held */
+    join (env, 9, "3:c5", "b", 8, "b4", "4", 1);
+    kvsenv_run (env);
+    expect_relay_of (env, "b", 1);
+    assert_int_equal (env->ctx.stats.relay_holds, 1);
+    assert_int_equal (env->ctx.stats.relay_hold_expired, 0);
+    setroot_names (env, "b", 2);
+    for (uint32_t tag = 1; tag <= 9; tag++) {
+        if (tag != 6 && tag != 7)
+            assert_int_equal (answer (env, tag, NULL, 0), 0);
+    }
+    /* ... and it learned 4 from "b" */
+    for (int i = 0; i < 3; i++) {
+        char sender[16];
+        snprintf (sender, sizeof (sender), "3:d%d", i);
+        join (env, 20 + i, sender, "c", 8, "c", "v", 1);
+        kvsenv_run (env);
+    }
+    assert_null (fakeh_take (env->fake, CANOPY_MSGTYPE_REQUEST, "kvs.relay"));
+    join (env, 23, "3:d3", "c", 8, "c", "v", 1);
+    kvsenv_run (env);
+    expect_relay_of (env, "c", 4);
+    teardown (env);
+}
+
+/* An expectation that is not met (the job's layout changed) holds the
+ * relay for relay-hold seconds, then it goes and the fence is
+ * self-clocked from there.  Errors are never held, and relay-hold 0
+ * turns holding off.
+ */
+static void test_hold_runs_out (void **state)
+{
+    struct kvsenv *env = setup (3);
+    canopy_msg_t *req;
+    kvs_relay_t *r;
+    const struct kvs_relay_fence *c;
+
+    env->ctx.limits.relay_hold = 0.05;
+    learn (env, "a", 1, 2);
+    join (env, 10, "3:c1", "b", 8, "b1", "1", 1);
+    kvsenv_run (env);
+    assert_null (fakeh_take (env->fake, CANOPY_MSGTYPE_REQUEST, "kvs.relay"));
+    assert_int_equal (env->ctx.stats.relay_holds, 1);
+    usleep (80000);
+    kvsenv_run (env);
+    expect_relay_of (env, "b", 1);
+    assert_int_equal (env->ctx.stats.relay_hold_expired, 1);
+    join (env, 11, "3:c2", "b", 8, "b2", "2", 1);
+    kvsenv_run (env);
+    expect_relay_of (env, "b", 1);      /* no second hold */
+    assert_int_equal (env->ctx.stats.relay_holds, 1);
+    setroot_names (env, "b", 2);
+    assert_int_equal (answer (env, 10, NULL, 0), 0);
+    assert_int_equal (answer (env, 11, NULL, 0), 0);
+
+    /* an error contribution goes at once, held or not */
+    env->ctx.limits.relay_hold = 60;
+    join (env, 12, "3:c1", "c", 8, "c1", "1", 1);
+    kvsenv_run (env);
+    assert_null (fakeh_take (env->fake, CANOPY_MSGTYPE_REQUEST, "kvs.relay"));
+    join (env, 13, "3:c2", "c", 7, "c2", "2", 1);   /* nprocs differs */
+    kvsenv_run (env);
+    assert_non_null ((r = take_relay (env, &req)));
+    assert_non_null ((c = find (r, "c")));
+    assert_int_equal (c->errnum, EINVAL);
+    kvs_relay_destroy (r);
+    fakeh_respond (env->fake, req, 0, NULL, 0);
+    canopy_msg_decref (req);
+    kvsenv_run (env);
+    json_t *errors = json_pack ("[{s:s s:i s:s}]", "name", "c", "errnum", EINVAL,
+                                "errstr", "x");
+    fence_setroot (env->ctx.fences, NULL, errors, 2, "sha256-x");
+    json_decref (errors);
+    assert_int_equal (answer (env, 12, NULL, 0), EINVAL);
+    assert_int_equal (answer (env, 13, NULL, 0), EINVAL);
+
+    /* relay-hold 0: a known shape is not waited for */
+    env->ctx.limits.relay_hold = 0;
+    join (env, 14, "3:c1", "d", 8, "d1", "1", 1);
+    kvsenv_run (env);
+    expect_relay_of (env, "d", 1);
+    assert_int_equal (env->ctx.stats.relay_holds, 2);
+    teardown (env);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -766,6 +937,8 @@ int main (void)
         cmocka_unit_test (test_relay_too_large),
         cmocka_unit_test (test_relay_send_fails),
         cmocka_unit_test (test_relay_refused),
+        cmocka_unit_test (test_hold),
+        cmocka_unit_test (test_hold_runs_out),
         cmocka_unit_test (test_disagree_disconnect),
         cmocka_unit_test (test_request_errors),
         cmocka_unit_test (test_rank0_ready),

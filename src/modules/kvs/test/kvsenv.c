@@ -35,6 +35,7 @@ struct kvsenv *kvsenv_create (uint32_t rank, uint32_t size)
     ctx->limits.prime_budget = 8192;
     ctx->limits.prime_values = 65536;
     ctx->limits.relay_max = CANOPY_MSG_SIZE_MAX;
+    ctx->limits.relay_hold = 0;     /* tests of holding set it */
     ctx->cache_max = 1 << 26;
     ctx->cache_age = 60;
     tstat_init (&ctx->timing.relay_decode);

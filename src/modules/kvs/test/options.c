@@ -26,6 +26,10 @@ static void test_good (void **state)
     assert_true (ctx.limits.fence_timeout == 2.5);
     assert_int_equal (kvs_option_set (&ctx, "fence-timeout", "0", &error), 0);
     assert_true (ctx.limits.fence_timeout == 0);
+    assert_int_equal (kvs_option_set (&ctx, "relay-hold", "0.005", &error), 0);
+    assert_true (ctx.limits.relay_hold == 0.005);
+    assert_int_equal (kvs_option_set (&ctx, "relay-hold", "0", &error), 0);
+    assert_true (ctx.limits.relay_hold == 0);
     assert_int_equal (kvs_option_set (&ctx, "max-nprocs", "1", &error), 0);
     assert_int_equal (ctx.limits.max_nprocs, 1);
     snprintf (big, sizeof (big), "%d", INT_MAX);
@@ -123,6 +127,7 @@ static void test_refused (void **state)
     refused ("fence-timeout", "1.2.3", "number of seconds");
     refused ("fence-timeout", ".", "number of seconds");
     refused ("cache-age", "ten", "number of seconds");
+    refused ("relay-hold", "-0.01", "number of seconds");
     refused ("checkpoint-period", "", "number of seconds");
     /* names */
     refused ("no-such-option", "1", "unknown option 'no-such-option'");

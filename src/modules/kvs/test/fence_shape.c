@@ -1,0 +1,82 @@
+/* test/fence_shape.c - the table of subtree counts learned from fences
+ * (fence_shape.c): lookups by user and size, what is ignored, updates,
+ * and replacement of the least recently learned when full.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include "src/modules/kvs/fence_shape.h"
+
+static void test_learn_expect (void **state)
+{
+    fence_shape_t *fs = fence_shape_create ();
+
+    assert_non_null (fs);
+    assert_int_equal (fence_shape_expect (fs, 100, 32), 0);
+    fence_shape_learn (fs, 100, 32, 4);
+    assert_int_equal (fence_shape_expect (fs, 100, 32), 4);
+    assert_int_equal (fence_shape_expect (fs, 101, 32), 0);    /* other user */
+    assert_int_equal (fence_shape_expect (fs, 100, 31), 0);    /* other size */
+    fence_shape_learn (fs, 101, 32, 8);
+    assert_int_equal (fence_shape_expect (fs, 101, 32), 8);
+    assert_int_equal (fence_shape_expect (fs, 100, 32), 4);
+    /* the latest count wins */
+    fence_shape_learn (fs, 100, 32, 6);
+    assert_int_equal (fence_shape_expect (fs, 100, 32), 6);
+    /* not collective, or a count that cannot be: ignored */
+    fence_shape_learn (fs, 100, 1, 1);
+    assert_int_equal (fence_shape_expect (fs, 100, 1), 0);
+    fence_shape_learn (fs, 100, 32, 0);
+    fence_shape_learn (fs, 100, 32, -3);
+    fence_shape_learn (fs, 100, 32, 33);
+    assert_int_equal (fence_shape_expect (fs, 100, 32), 6);
+    fence_shape_learn (NULL, 100, 32, 1);
+    assert_int_equal (fence_shape_expect (NULL, 100, 32), 0);
+    fence_shape_destroy (fs);
+}
+
+static void test_replacement (void **state)
+{
+    fence_shape_t *fs = fence_shape_create ();
+
+    assert_non_null (fs);
+    for (int n = 2; n < 2 + FENCE_SHAPE_MAX; n++)
+        fence_shape_learn (fs, 0, n, 1);
+    for (int n = 2; n < 2 + FENCE_SHAPE_MAX; n++)
+        assert_int_equal (fence_shape_expect (fs, 0, n), 1);
+    /* size 2 learned again: size 3 is now the least recent */
+    fence_shape_learn (fs, 0, 2, 2);
+    fence_shape_learn (fs, 0, 1000, 5);
+    assert_int_equal (fence_shape_expect (fs, 0, 1000), 5);
+    assert_int_equal (fence_shape_expect (fs, 0, 2), 2);
+    assert_int_equal (fence_shape_expect (fs, 0, 3), 0);
+    for (int n = 4; n < 2 + FENCE_SHAPE_MAX; n++)
+        assert_int_equal (fence_shape_expect (fs, 0, n), 1);
+    fence_shape_destroy (fs);
+}
+
+static void test_destroy_null (void **state)
+{
+    errno = 42;
+    fence_shape_destroy (NULL);
+    assert_int_equal (errno, 42);
+    fence_shape_t *fs = fence_shape_create ();
+    assert_non_null (fs);
+    errno = 43;
+    fence_shape_destroy (fs);
+    assert_int_equal (errno, 43);
+}
+
+int main (void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test (test_learn_expect),
+        cmocka_unit_test (test_replacement),
+        cmocka_unit_test (test_destroy_null),
+    };
+    cmocka_set_message_output (CM_OUTPUT_TAP);
+    return cmocka_run_group_tests (tests, NULL, NULL);
+}

@@ -1,0 +1,92 @@
+#!/bin/sh
+test_description='relays held for the participants a subtree brought last time
+
+A broker learns from each collective fence how many participants its
+subtree brought, and holds the relay of the next fence of the same user
+and size until as many are in (one message instead of one per
+contribution), for at most kvs.relay-hold seconds.'
+
+. $(dirname $0)/sharness.sh
+
+# ranks 0-3, k=2: rank 3 is a leaf under rank 1
+test_under_canopy 4 2 -S kvs.relay-hold=2
+
+counter () {	# RANK NAME
+	canopy kvs --rank $1 stats | jq ".counters.\"$2\""
+}
+
+# wait until counter NAME of RANK exceeds VALUE (up to 30 s)
+wait_counter () {	# RANK NAME VALUE
+	_i=0
+	while test $(counter $1 $2) -le $3; do
+		_i=$((_i + 1))
+		test $_i -le 300 || return 1
+		sleep 0.1
+	done
+}
+
+# A command started with & must begin its own list: "a && b &" runs a and b
+# in the background.
+test_expect_success 'kvs stats counts holds' '
+	canopy kvs --rank 3 stats | jq -e ".counters.\"relay-holds\" == 0" &&
+	canopy kvs --rank 3 stats | jq -e ".counters.\"relay-hold-expired\" == 0"
+'
+test_expect_success 'a first fence teaches rank 3 that it brings 2 of 3' '
+	canopy kvs --rank 3 fence s1 3 s1.a=1 &
+	p1=$!
+	canopy kvs --rank 3 fence s1 3 s1.b=2 &
+	p2=$!
+	canopy kvs --rank 0 fence s1 3 s1.c=3 &&
+	wait $p1 && wait $p2 &&
+	test "$(canopy kvs get s1.a)" = 1 &&
+	test $(counter 3 relay-holds) = 0
+'
+test_expect_success 'the next fence of 3 is held at rank 3 until both are in' '
+	r0=$(counter 3 relays-sent) &&
+	h0=$(counter 3 relay-holds) &&
+	r1_0=$(counter 1 relays-sent) || return 1
+	canopy kvs --rank 3 fence s2 3 s2.a=1 &
+	p1=$!
+	wait_counter 3 relay-holds $h0 &&
+	test $(counter 3 relays-sent) = $r0 || return 1
+	canopy kvs --rank 3 fence s2 3 s2.b=2 &
+	p2=$!
+	canopy kvs --rank 0 fence s2 3 s2.c=3 &&
+	wait $p1 && wait $p2 &&
+	echo "rank 3 relays $r0 -> $(counter 3 relays-sent)" &&
+	test $(counter 3 relays-sent) = $((r0 + 1)) &&
+	test $(counter 1 relays-sent) = $((r1_0 + 1)) &&
+	test $(counter 3 relay-hold-expired) = 0 &&
+	test "$(canopy kvs --rank 2 get s2.a)" = 1 &&
+	test "$(canopy kvs --rank 3 get s2.c)" = 3
+'
+test_expect_success 'a changed layout is held no longer than kvs.relay-hold' '
+	e0=$(counter 3 relay-hold-expired) || return 1
+	canopy kvs --rank 3 fence s3 3 s3.a=1 &
+	p1=$!
+	canopy kvs --rank 0 fence s3 3 s3.b=2 &
+	p2=$!
+	canopy kvs --rank 2 fence s3 3 s3.c=3 &&
+	wait $p1 && wait $p2 &&
+	test $(counter 3 relay-hold-expired) = $((e0 + 1)) &&
+	test "$(canopy kvs get s3.a)" = 1
+'
+test_expect_success 'and the new layout is learned: the next fence is not held' '
+	e0=$(counter 3 relay-hold-expired) &&
+	h0=$(counter 3 relay-holds) || return 1
+	canopy kvs --rank 3 fence s4 3 s4.a=1 &
+	p1=$!
+	canopy kvs --rank 0 fence s4 3 s4.b=2 &
+	p2=$!
+	canopy kvs --rank 2 fence s4 3 s4.c=3 &&
+	wait $p1 && wait $p2 &&
+	test $(counter 3 relay-hold-expired) = $e0 &&
+	test $(counter 3 relay-holds) = $h0
+'
+test_expect_success 'commits are never held' '
+	h0=$(counter 3 relay-holds) &&
+	canopy kvs --rank 3 put c.a=1 &&
+	canopy kvs --rank 3 put c.b=2 &&
+	test $(counter 3 relay-holds) = $h0
+'
+test_done
