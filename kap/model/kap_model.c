@@ -13,6 +13,9 @@
  *   --hdir-threshold=N      entries before a directory is hashed (128)
  *   --direct=0|1            clients reach their KVS without the broker thread
  *                           (1, canopy's direct channel) or through it (0)
+ *   --hold=0|1              a broker relays a fence once its subtree's
+ *                           participants are in (1, canopy's relay-hold after
+ *                           the first fence of a layout) or self-clocked (0)
  * Output: KAP's JSON shape (metrics.sync, metrics.get, wallclock) with the
  * model's counters, as a table and with --json=FILE.
  */
@@ -48,6 +51,10 @@ static const char *usage_text =
 "      --direct=0|1         clients reach their KVS on its own socket (1,\n"
 "                           default, as canopy does) or through the broker\n"
 "                           thread (0, canopy with CANOPY_DIRECT=0)\n"
+"      --hold=0|1           a broker relays a fence once its subtree's\n"
+"                           participants are in (1, default: canopy's\n"
+"                           kvs.relay-hold once it knows the layout) or one\n"
+"                           relay in flight, self-clocked (0)\n"
 "      --json=FILE          write the prediction as JSON\n"
 "\n"
 "Job options: -N/--participants (default: one per broker), --brokers=N\n"
@@ -61,6 +68,7 @@ struct model_opts {
     int prime_max, prime_budget;
     int hdir_threshold;
     int direct;
+    int hold;
     char *json_file;
     int argc;
     char **argv;            /* what is left (array owned, strings borrowed) */
@@ -125,6 +133,7 @@ static void parse_model_opts (struct model_opts *mo, int argc, char **argv)
     mo->prime_budget = 524288;
     mo->hdir_threshold = 128;
     mo->direct = 1;
+    mo->hold = 1;
     if (!(mo->argv = calloc (argc + 1, sizeof (char *))))
         die ("out of memory");
     mo->argv[mo->argc++] = argv[0];
@@ -165,6 +174,11 @@ static void parse_model_opts (struct model_opts *mo, int argc, char **argv)
             if (strcmp (v, "0") != 0 && strcmp (v, "1") != 0)
                 die ("--direct is 0 or 1");
             mo->direct = v[0] == '1';
+        }
+        else if ((v = opt_value (argc, argv, &i, "hold", 0))) {
+            if (strcmp (v, "0") != 0 && strcmp (v, "1") != 0)
+                die ("--hold is 0 or 1");
+            mo->hold = v[0] == '1';
         }
         else if ((v = opt_value (argc, argv, &i, "hdir-threshold", 0))) {
             if ((mo->hdir_threshold = to_int (v, 2)) < 0)
@@ -237,6 +251,7 @@ int main (int argc, char *argv[])
     cfg.clients = mo.clients;
     cfg.hdir_threshold = mo.hdir_threshold;
     cfg.direct = mo.direct != 0;
+    cfg.hold = mo.hold != 0;
     cfg.prime_max = mo.prime_max;
     cfg.prime_budget = mo.prime_budget;
     if (kvsim_run (&cfg, &costs, &res) < 0)

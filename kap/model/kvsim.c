@@ -85,6 +85,7 @@ struct kvs_state {
     int pend_count, pend_nops;
     double pend_bytes, pend_blob;
     bool dirty, inflight, flush_queued;
+    int expect, total;      /* hold: the subtree's actors, those merged */
     int *waiters;           /* participants waiting for the fence */
     int nwaiters, capwaiters;
 };
@@ -864,6 +865,9 @@ static void queue_flush (struct sim *s, int b)
     struct kvs_state *k = &s->kvs[b];
     if (!k->dirty || k->inflight || k->flush_queued)
         return;
+    if (s->cfg->hold && k->total < k->expect
+        && k->pend_bytes + k->pend_blob < KVSIM_HOLD_BYTES)
+        return;     /* held: the rest of the subtree is on its way */
     int mi = msg_new (s);
     if (mi < 0)
         return;
@@ -892,6 +896,7 @@ static void contribute (struct sim *s, int b, int count, int nops, double bytes,
         return;
     }
     k->pend_count += count;
+    k->total += count;
     k->pend_nops += nops;
     k->pend_bytes += bytes;
     if (s->cfg->redundant)
@@ -1378,8 +1383,11 @@ int kvsim_run (const struct kvsim_config *cfg, const struct kap_costs *costs,
         pp->client = cfg->clients == KVSIM_CROWD ? 0 : p;
         pp->producer = is_producer (cfg, p);
         pp->consumer = is_consumer (cfg, p);
-        if (pp->producer || pp->consumer)
+        if (pp->producer || pp->consumer) {
             s.nactors++;
+            for (int b = pp->broker; b > 0; b = kvsim_parent (b, cfg->k))
+                s.kvs[b].expect++;
+        }
     }
     /* every actor starts: a crowd client one after the other */
     for (int p = 0; p < cfg->participants; p++) {

@@ -9,7 +9,10 @@
  *     with 0 each thread has a core of its own (a cluster);
  *   - sync: each participant's fence request goes to its broker's KVS
  *     module; contributions are merged and relayed up the tree with at
- *     most one unacknowledged relay per broker (as fence.c does); rank 0
+ *     most one unacknowledged relay per broker (as fence.c does), and
+ *     with 'hold' a broker relays nothing until every participant of its
+ *     subtree is merged (fence.c's relay-hold once it has learned the
+ *     job's layout: one relay per broker per fence); rank 0
  *     applies the fence when complete and publishes kvs.setroot, which
  *     every broker forwards to its children and hands to its KVS module,
  *     which answers its waiting participants;
@@ -37,6 +40,9 @@ enum kvsim_clients {
     KVSIM_MPI = 1,          /* one client process per participant */
 };
 
+/* fence.c's RELAY_HOLD_BYTES: a held relay this large goes anyway */
+#define KVSIM_HOLD_BYTES 65536
+
 struct kvsim_config {
     int brokers;
     int k;                  /* tree fan-out */
@@ -55,6 +61,10 @@ struct kvsim_config {
     int prime_budget;       /* ... and up to this many bytes in all */
     bool direct;            /* clients talk to their KVS without the broker
                              * thread (canopy's direct channel); default off */
+    bool hold;              /* a broker holds its relay until its subtree's
+                             * participants are in, or KVSIM_HOLD_BYTES
+                             * have gathered (canopy's relay-hold, layout
+                             * learned); default off */
 };
 
 struct kvsim_result {

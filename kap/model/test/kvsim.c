@@ -1,5 +1,5 @@
 /* test/kvsim.c - the tree model: exact latencies on a trivial tree,
- * determinism, relay and load counts, coalescing, priming, shared cores,
+ * determinism, relay and load counts, coalescing, held relays, priming, shared cores,
  * the sync phase's load factors and byte costs.
  */
 #include <stdarg.h>
@@ -234,6 +234,38 @@ static void test_relays (void **state)
     assert_true (flat.relays == 62);
 }
 
+/* With hold, a broker relays once per fence, when its subtree is in:
+ * exactly brokers - 1 relays however the participants are spread, the
+ * same answers, and never more relays than self-clocked.
+ */
+static void test_hold (void **state)
+{
+    struct kvsim_config cfg;
+    struct kap_costs c;
+    struct kvsim_result self, held;
+
+    kvsim_config_default (&cfg);
+    kap_costs_default (&c);
+    c.cores = 2;
+    cfg.brokers = 31;
+    cfg.participants = cfg.producers = 31 * 8;
+    cfg.consumers = 0;
+    cfg.clients = KVSIM_CROWD;
+    assert_int_equal (kvsim_run (&cfg, &c, &self), 0);
+    cfg.hold = true;
+    assert_int_equal (kvsim_run (&cfg, &c, &held), 0);
+    assert_int_equal (held.relays, 30);
+    assert_true (self.relays > held.relays);
+    assert_int_equal (held.sync.count, self.sync.count);
+    /* participants on brokers 0-9 only: brokers 10-30 have nobody in
+     * their subtrees and relay nothing; 1-9 relay once each
+     */
+    cfg.participants = cfg.producers = 10;
+    assert_int_equal (kvsim_run (&cfg, &c, &held), 0);
+    assert_int_equal (held.relays, 9);
+    assert_int_equal (held.sync.count, 10);
+}
+
 static void test_loads (void **state)
 {
     struct kvsim_config cfg;
@@ -343,6 +375,7 @@ int main (void)
         cmocka_unit_test (test_get_scaling),
         cmocka_unit_test (test_deterministic),
         cmocka_unit_test (test_relays),
+        cmocka_unit_test (test_hold),
         cmocka_unit_test (test_loads),
         cmocka_unit_test (test_cores),
         cmocka_unit_test (test_shapes),

@@ -930,6 +930,29 @@ static void test_hold_runs_out (void **state)
     teardown (env);
 }
 
+/* An entry of 64 KiB or more is not held: large values travel while the
+ * rest of the subtree is on its way.
+ */
+static void test_hold_large (void **state)
+{
+    struct kvsenv *env = setup (3);
+    char *big = calloc (1, 70000);
+
+    assert_non_null (big);
+    env->ctx.limits.relay_hold = 60;
+    learn (env, "a", 1, 2);
+    join (env, 10, "3:c1", "b", 8, "b1", "1", 1);
+    kvsenv_run (env);
+    assert_int_equal (env->ctx.stats.relay_holds, 1);
+    assert_null (fakeh_take (env->fake, CANOPY_MSGTYPE_REQUEST, "kvs.relay"));
+    join (env, 11, "3:c2", "c", 8, "big", big, 70000);
+    kvsenv_run (env);
+    expect_relay_of (env, "c", 1);
+    assert_int_equal (env->ctx.stats.relay_holds, 1);
+    free (big);
+    teardown (env);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -939,6 +962,7 @@ int main (void)
         cmocka_unit_test (test_relay_refused),
         cmocka_unit_test (test_hold),
         cmocka_unit_test (test_hold_runs_out),
+        cmocka_unit_test (test_hold_large),
         cmocka_unit_test (test_disagree_disconnect),
         cmocka_unit_test (test_request_errors),
         cmocka_unit_test (test_rank0_ready),
