@@ -25,6 +25,17 @@ wait_counter () {	# RANK NAME VALUE
 	done
 }
 
+# fence3 NAME R1 R2 R3: three participants of fence NAME (nprocs 3) on
+# ranks R1, R2 and R3, each putting NAME.1, NAME.2, NAME.3; all succeed.
+fence3 () {
+	canopy kvs --rank $2 fence $1 3 $1.1=1 &
+	_p1=$!
+	canopy kvs --rank $3 fence $1 3 $1.2=2 &
+	_p2=$!
+	canopy kvs --rank $4 fence $1 3 $1.3=3 &&
+	wait $_p1 && wait $_p2
+}
+
 # A command started with & must begin its own list: "a && b &" runs a and b
 # in the background.
 test_expect_success 'kvs stats counts holds' '
@@ -32,13 +43,8 @@ test_expect_success 'kvs stats counts holds' '
 	canopy kvs --rank 3 stats | jq -e ".counters.\"relay-hold-expired\" == 0"
 '
 test_expect_success 'a first fence teaches rank 3 that it brings 2 of 3' '
-	canopy kvs --rank 3 fence s1 3 s1.a=1 &
-	p1=$!
-	canopy kvs --rank 3 fence s1 3 s1.b=2 &
-	p2=$!
-	canopy kvs --rank 0 fence s1 3 s1.c=3 &&
-	wait $p1 && wait $p2 &&
-	test "$(canopy kvs get s1.a)" = 1 &&
+	fence3 s1 3 3 0 &&
+	test "$(canopy kvs get s1.1)" = 1 &&
 	test $(counter 3 relay-holds) = 0
 '
 test_expect_success 'the next fence of 3 is held at rank 3 until both are in' '
@@ -61,25 +67,15 @@ test_expect_success 'the next fence of 3 is held at rank 3 until both are in' '
 	test "$(canopy kvs --rank 3 get s2.c)" = 3
 '
 test_expect_success 'a changed layout is held no longer than kvs.relay-hold' '
-	e0=$(counter 3 relay-hold-expired) || return 1
-	canopy kvs --rank 3 fence s3 3 s3.a=1 &
-	p1=$!
-	canopy kvs --rank 0 fence s3 3 s3.b=2 &
-	p2=$!
-	canopy kvs --rank 2 fence s3 3 s3.c=3 &&
-	wait $p1 && wait $p2 &&
+	e0=$(counter 3 relay-hold-expired) &&
+	fence3 s3 3 0 2 &&
 	test $(counter 3 relay-hold-expired) = $((e0 + 1)) &&
-	test "$(canopy kvs get s3.a)" = 1
+	test "$(canopy kvs get s3.1)" = 1
 '
 test_expect_success 'and the new layout is learned: the next fence is not held' '
 	e0=$(counter 3 relay-hold-expired) &&
-	h0=$(counter 3 relay-holds) || return 1
-	canopy kvs --rank 3 fence s4 3 s4.a=1 &
-	p1=$!
-	canopy kvs --rank 0 fence s4 3 s4.b=2 &
-	p2=$!
-	canopy kvs --rank 2 fence s4 3 s4.c=3 &&
-	wait $p1 && wait $p2 &&
+	h0=$(counter 3 relay-holds) &&
+	fence3 s4 3 0 2 &&
 	test $(counter 3 relay-hold-expired) = $e0 &&
 	test $(counter 3 relay-holds) = $h0
 '
