@@ -239,8 +239,8 @@ static void connection_lost (canopy_t *h)
         canopy_reactor_stop_error (h->r);
 }
 
-/* Read one message from the connector, waiting until 'deadline'. */
-/* A blocking receive on a socket connector polls before its first try
+/* Read one message from the connector, waiting until 'deadline'.
+ * A blocking receive on a socket connector polls before its first try
  * unless a message is buffered (connector_ops.poll_first): a client
  * waiting for an answer made a failed read on each of its two sockets,
  * then polled, then read (kvs-bench seqget: 2.85 reads and 0.93 polls

@@ -91,7 +91,7 @@ struct fence {
     int total;                  /* rank > 0: participants merged here, ever */
     int expect;                 /* rank > 0: hold the relay until 'total'
                                  * reaches this (0: no hold) */
-    bool held;                  /* ... it has been held */
+    bool was_held;              /* ... it has been held (counted once) */
     double hold_until;          /* ... but not past this (monotime) */
     struct kvs_opsbuf ops;      /* merged operations, as text */
     json_t *parsed;             /* rank 0, once ready: the operations */
@@ -810,8 +810,8 @@ static bool held (struct fence_table *ft, struct fence *f, double now)
         ft->ctx->stats.relay_hold_expired++;
         return false;
     }
-    if (!f->held) {
-        f->held = true;
+    if (!f->was_held) {
+        f->was_held = true;
         ft->ctx->stats.relay_holds++;
     }
     return true;
