@@ -4,7 +4,8 @@ test_description='relays held for the participants a subtree brought last time
 A broker learns from each collective fence how many participants its
 subtree brought, and holds the relay of the next fence of the same user
 and size until as many are in (one message instead of one per
-contribution), for at most kvs.relay-hold seconds.'
+contribution), for at most kvs.relay-hold seconds, or twice as long as
+they took to arrive last time if that is longer.'
 
 . $(dirname $0)/sharness.sh
 
@@ -78,6 +79,28 @@ test_expect_success 'and the new layout is learned: the next fence is not held' 
 	fence3 s4 3 0 2 &&
 	test $(counter 3 relay-hold-expired) = $e0 &&
 	test $(counter 3 relay-holds) = $h0
+'
+test_expect_success 'participants that arrived over 3 s are waited for longer than kvs.relay-hold' '
+	canopy kvs --rank 3 fence w1 2 w1.a=1 &
+	p1=$!
+	sleep 3 &&
+	canopy kvs --rank 3 fence w1 2 w1.b=2 &&
+	wait $p1 &&
+	e0=$(counter 3 relay-hold-expired) &&
+	h0=$(counter 3 relay-holds) &&
+	r0=$(counter 3 relays-sent) || return 1
+	canopy kvs --rank 3 fence w2 2 w2.a=1 &
+	p1=$!
+	wait_counter 3 relay-holds $h0 &&
+	sleep 3 &&
+	echo "after 3 s: relays $r0 -> $(counter 3 relays-sent), expired $(counter 3 relay-hold-expired)" &&
+	test $(counter 3 relays-sent) = $r0 &&
+	test $(counter 3 relay-hold-expired) = $e0 &&
+	canopy kvs --rank 3 fence w2 2 w2.b=2 &&
+	wait $p1 &&
+	test $(counter 3 relays-sent) = $((r0 + 1)) &&
+	test $(counter 3 relay-hold-expired) = $e0 &&
+	test "$(canopy kvs get w2.a)" = 1
 '
 test_expect_success 'commits are never held' '
 	h0=$(counter 3 relay-holds) &&

@@ -22,11 +22,16 @@
  *   (fence_shape.h), and holds the next fence of the same user and size
  *   until that many are merged: its relay is then one message, sent when
  *   the last of them arrives, which is when it would have been needed.
- *   A hold lasts at most relay_hold seconds from the fence's first
- *   contribution here, so an expectation that is wrong (the job's layout
- *   changed) costs at most that, once, and is then learned anew.  Errors
- *   are never held, nor an entry of RELAY_HOLD_BYTES or more (large
- *   values travel while the rest of the subtree is on its way).
+ *   A hold lasts from the fence's first contribution here at most
+ *   relay_hold seconds, or twice as long as the subtree's participants
+ *   took to arrive at the last fence of that shape if that is longer
+ *   (RELAY_HOLD_SPANS): on a large instance they arrive over tens of ms,
+ *   and a fixed 10 ms let every hold run out (64 brokers, 1 024 kap-crowd
+ *   participants: 11-33 relays per broker and fence).  So an expectation
+ *   that is wrong (the job's layout changed) costs at most that, once,
+ *   and is then learned anew.  Errors are never held, nor an entry of
+ *   RELAY_HOLD_BYTES or more (large values travel while the rest of the
+ *   subtree is on its way).
  * - A contribution is never dropped silently: one that cannot be relayed
  *   (too large for one message, out of memory, a failed send, a relay the
  *   parent refused) turns its fence into an error contribution, which the
@@ -77,6 +82,12 @@
  */
 #define RELAY_HOLD_BYTES (64 * 1024)
 
+/* A hold may last this many times the span over which the subtree's
+ * participants arrived at the last fence of the same shape, when that is
+ * longer than relay_hold.
+ */
+#define RELAY_HOLD_SPANS 2.0
+
 struct waiter {
     canopy_msg_t *msg;
     char sender[CANOPY_MSG_MAX_ROUTE_LEN + 1];
@@ -93,6 +104,7 @@ struct fence {
                                  * reaches this (0: no hold) */
     bool was_held;              /* ... it has been held (counted once) */
     double hold_until;          /* ... but not past this (monotime) */
+    double last_merge;          /* rank > 0: when 'total' last grew (monotime) */
     struct kvs_opsbuf ops;      /* merged operations, as text */
     json_t *parsed;             /* rank 0, once ready: the operations */
     blobtab_t *blobs;
@@ -215,8 +227,11 @@ static struct fence *fence_create (struct fence_table *ft, const char *name,
         user_count (ft, userid, 1);
     }
     else if (nprocs > 1 && ft->ctx->limits.relay_hold > 0) {
-        f->expect = fence_shape_expect (ft->shapes, userid, nprocs);
-        f->hold_until = f->created + ft->ctx->limits.relay_hold;
+        double span, hold = ft->ctx->limits.relay_hold;
+        f->expect = fence_shape_expect (ft->shapes, userid, nprocs, &span);
+        if (hold < RELAY_HOLD_SPANS * span)
+            hold = RELAY_HOLD_SPANS * span;
+        f->hold_until = f->created + hold;
     }
     return f;
 nomem:
@@ -609,8 +624,10 @@ static void merge (struct fence_table *ft, const struct kvs_relay_fence *c,
     f->total += count;
     if (ctx->rank == 0)
         check_ready (ft, f);
-    else
+    else {
+        f->last_merge = monotime ();
         mark_dirty (ft, f);
+    }
 add_waiter:
     if (waiter) {
         const char *sender = canopy_msg_route_last (waiter);
@@ -1173,7 +1190,9 @@ void fence_setroot (struct fence_table *ft, json_t *names, json_t *errors,
         if (json_is_string (v) && (f = hashmap_lookup (ft->fences, json_string_value (v)))) {
             /* every participant from this subtree came through here */
             if (ft->ctx->rank > 0 && !f->errnum)
-                fence_shape_learn (ft->shapes, f->userid, f->nprocs, f->total);
+                fence_shape_learn (ft->shapes, f->userid, f->nprocs, f->total,
+                                   f->last_merge > f->created
+                                   ? f->last_merge - f->created : 0);
             answer (ft, f, 0, NULL, version, rootref);
             fence_remove (ft, f);
         }

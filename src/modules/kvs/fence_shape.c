@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <errno.h>
+#include <math.h>
 #include "fence_shape.h"
 
 struct shape {
@@ -14,6 +15,7 @@ struct shape {
     uint32_t userid;
     int nprocs;
     int count;
+    double span;            /* seconds the count took to arrive */
 };
 
 struct fence_shape {
@@ -46,11 +48,13 @@ static struct shape *find (const fence_shape_t *fs, uint32_t userid, int nprocs)
     return NULL;
 }
 
-void fence_shape_learn (fence_shape_t *fs, uint32_t userid, int nprocs, int count)
+void fence_shape_learn (fence_shape_t *fs, uint32_t userid, int nprocs, int count,
+                        double span)
 {
     struct shape *s;
 
-    if (!fs || nprocs < 2 || count < 1 || count > nprocs)
+    if (!fs || nprocs < 2 || count < 1 || count > nprocs
+        || !isfinite (span) || span < 0)
         return;
     if (!(s = find (fs, userid, nprocs))) {
         s = &fs->slot[0];
@@ -62,11 +66,15 @@ void fence_shape_learn (fence_shape_t *fs, uint32_t userid, int nprocs, int coun
         s->nprocs = nprocs;
     }
     s->count = count;
+    s->span = span;
     s->stamp = ++fs->clock;
 }
 
-int fence_shape_expect (const fence_shape_t *fs, uint32_t userid, int nprocs)
+int fence_shape_expect (const fence_shape_t *fs, uint32_t userid, int nprocs,
+                        double *span)
 {
     const struct shape *s = fs ? find (fs, userid, nprocs) : NULL;
+    if (span)
+        *span = s ? s->span : 0;
     return s ? s->count : 0;
 }

@@ -8,6 +8,9 @@
  * (PMI barriers, KAP runs, an application's iterations), so the next
  * collective fence of the same user and size is expected to bring as
  * many, and fence.c holds its relay until they are in (relay-hold).
+ * With the count goes how long they took to arrive here (the span from
+ * the fence's first contribution at this broker to its last), which
+ * bounds how long the next hold may wait.
  *
  * A fixed number of shapes is kept (FENCE_SHAPE_MAX); learning a new one
  * replaces the least recently learned.  Pure: no handle, no I/O, no
@@ -28,11 +31,17 @@ fence_shape_t *fence_shape_create (void);
 void fence_shape_destroy (fence_shape_t *fs);
 
 /* A fence of 'nprocs' by 'userid' brought 'count' participants through
- * this broker.  Ignored unless nprocs > 1 and 0 < count <= nprocs.
+ * this broker over 'span' seconds.  Ignored unless nprocs > 1,
+ * 0 < count <= nprocs and span is finite and >= 0.
  */
-void fence_shape_learn (fence_shape_t *fs, uint32_t userid, int nprocs, int count);
+void fence_shape_learn (fence_shape_t *fs, uint32_t userid, int nprocs, int count,
+                        double span);
 
-/* The count learned last for (userid, nprocs), or 0 if none is known. */
-int fence_shape_expect (const fence_shape_t *fs, uint32_t userid, int nprocs);
+/* The count learned last for (userid, nprocs), or 0 if none is known.
+ * If 'span' is not NULL it is set to the span learned with that count
+ * (0 if none is known).
+ */
+int fence_shape_expect (const fence_shape_t *fs, uint32_t userid, int nprocs,
+                        double *span);
 
 #endif

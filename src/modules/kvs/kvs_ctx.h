@@ -26,8 +26,9 @@ struct kvs_module_limits {
     double fence_timeout;       /* seconds; 0 = none */
     double relay_hold;          /* rank > 0: longest hold of a collective
                                    fence's relay for the participants its
-                                   last fence of that size brought (fence.c);
-                                   0 = never hold */
+                                   last fence of that size brought, unless
+                                   they took longer than half this to
+                                   arrive then (fence.c); 0 = never hold */
     int hdir_threshold;         /* entries before a dir is hashed */
     int prime_max;              /* setroot carries new dirs up to this size */
     int prime_budget;           /* ... this many bytes in all (0: none) */

@@ -930,6 +930,54 @@ static void test_hold_runs_out (void **state)
     teardown (env);
 }
 
+/* A subtree whose participants arrived over longer than relay-hold is
+ * held for up to twice that span at its next fence of the same shape.
+ */
+static void test_hold_span (void **state)
+{
+    struct kvsenv *env = setup (3);
+
+    env->ctx.limits.relay_hold = 0.05;
+    /* "a": two participants 0.3 s apart teach rank 3 a span of 0.3 s */
+    join (env, 1, "3:c1", "a", 8, "a1", "1", 1);
+    kvsenv_run (env);
+    expect_relay_of (env, "a", 1);
+    usleep (300000);
+    join (env, 2, "3:c2", "a", 8, "a2", "2", 1);
+    kvsenv_run (env);
+    expect_relay_of (env, "a", 1);
+    setroot_names (env, "a", 1);
+    assert_int_equal (answer (env, 1, NULL, 0), 0);
+    assert_int_equal (answer (env, 2, NULL, 0), 0);
+
+    /* the next fence of 8: still held past relay-hold ... */
+    join (env, 3, "3:c1", "b", 8, "b1", "1", 1);
+    kvsenv_run (env);
+    usleep (100000);
+    kvsenv_run (env);
+    assert_null (fakeh_take (env->fake, CANOPY_MSGTYPE_REQUEST, "kvs.relay"));
+    assert_int_equal (env->ctx.stats.relay_holds, 1);
+    assert_int_equal (env->ctx.stats.relay_hold_expired, 0);
+    /* ... and released by its second participant */
+    join (env, 4, "3:c2", "b", 8, "b2", "2", 1);
+    kvsenv_run (env);
+    expect_relay_of (env, "b", 2);
+    assert_int_equal (env->ctx.stats.relay_hold_expired, 0);
+    setroot_names (env, "b", 2);
+    assert_int_equal (answer (env, 3, NULL, 0), 0);
+    assert_int_equal (answer (env, 4, NULL, 0), 0);
+
+    /* "b" arrived over 0.1 s: the next hold runs out after about 0.2 s */
+    join (env, 5, "3:c1", "c", 8, "c1", "1", 1);
+    kvsenv_run (env);
+    assert_null (fakeh_take (env->fake, CANOPY_MSGTYPE_REQUEST, "kvs.relay"));
+    usleep (500000);
+    kvsenv_run (env);
+    expect_relay_of (env, "c", 1);
+    assert_int_equal (env->ctx.stats.relay_hold_expired, 1);
+    teardown (env);
+}
+
 /* An entry of 64 KiB or more is not held: large values travel while the
  * rest of the subtree is on its way.
  */
@@ -962,6 +1010,7 @@ int main (void)
         cmocka_unit_test (test_relay_refused),
         cmocka_unit_test (test_hold),
         cmocka_unit_test (test_hold_runs_out),
+        cmocka_unit_test (test_hold_span),
         cmocka_unit_test (test_hold_large),
         cmocka_unit_test (test_disagree_disconnect),
         cmocka_unit_test (test_request_errors),
