@@ -12,7 +12,9 @@
  *     most one unacknowledged relay per broker (as fence.c does), and
  *     with 'hold' a broker relays nothing until every participant of its
  *     subtree is merged (fence.c's relay-hold once it has learned the
- *     job's layout: one relay per broker per fence); rank 0
+ *     job's layout: one relay per broker per fence; canopy's hold ends
+ *     after twice the time the subtree took last time, which with an
+ *     unchanged layout it never reaches, so no limit is modelled); rank 0
  *     applies the fence when complete and publishes kvs.setroot, which
  *     every broker forwards to its children and hands to its KVS module,
  *     which answers its waiting participants;
