@@ -48,6 +48,12 @@ test_expect_success 'a first fence teaches rank 3 that it brings 2 of 3' '
 	test "$(canopy kvs get s1.1)" = 1 &&
 	test $(counter 3 relay-holds) = 0
 '
+test_expect_success 'kvs stats lists what rank 3 learned, and rank 0 nothing' '
+	canopy kvs --rank 3 stats | jq -e ".\"relay-shapes\" | length == 1" &&
+	canopy kvs --rank 3 stats | jq -e ".\"relay-shapes\"[0] | .nprocs == 3 and .count == 2 and .span >= 0 and .userid == $(id -u)" &&
+	canopy kvs --rank 1 stats | jq -e ".\"relay-shapes\"[0].count == 2" &&
+	canopy kvs stats | jq -e ".\"relay-shapes\" == []"
+'
 test_expect_success 'the next fence of 3 is held at rank 3 until both are in' '
 	r0=$(counter 3 relays-sent) &&
 	h0=$(counter 3 relay-holds) &&

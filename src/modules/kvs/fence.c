@@ -1253,6 +1253,32 @@ void fence_timer (struct fence_table *ft, double now)
     free (names);
 }
 
+static void shape_json (uint32_t userid, int nprocs, int count, double span,
+                        void *arg)
+{
+    json_t **a = arg;
+    json_t *o;
+
+    if (!*a)
+        return;
+    if (!(o = json_pack ("{s:I s:i s:i s:f}", "userid", (json_int_t)userid,
+                         "nprocs", nprocs, "count", count, "span", span))
+        || json_array_append_new (*a, o) < 0) {
+        json_decref (*a);
+        *a = NULL;
+    }
+}
+
+json_t *fence_shapes_json (struct fence_table *ft)
+{
+    json_t *a = json_array ();
+
+    fence_shape_foreach (ft->shapes, shape_json, &a);
+    if (!a)
+        errno = ENOMEM;
+    return a;
+}
+
 void fence_stats (struct fence_table *ft, struct fence_stats *st)
 {
     void *val;

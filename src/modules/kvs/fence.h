@@ -110,4 +110,10 @@ struct fence_stats {
 };
 void fence_stats (struct fence_table *ft, struct fence_stats *st);
 
+/* Ranks > 0: what relay-hold has learned (fence_shape.h), most recent
+ * first, as [{"userid", "nprocs", "count", "span"}, ...] (span in
+ * seconds); rank 0: [].  Returns a new reference, or NULL with ENOMEM.
+ */
+json_t *fence_shapes_json (struct fence_table *ft);
+
 #endif

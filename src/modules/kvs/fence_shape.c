@@ -78,3 +78,23 @@ int fence_shape_expect (const fence_shape_t *fs, uint32_t userid, int nprocs,
         *span = s ? s->span : 0;
     return s ? s->count : 0;
 }
+
+void fence_shape_foreach (const fence_shape_t *fs, fence_shape_f cb, void *arg)
+{
+    uint64_t below = UINT64_MAX;    /* every stamp printed so far is >= */
+
+    if (!fs || !cb)
+        return;
+    for (;;) {
+        const struct shape *next = NULL;
+        for (int i = 0; i < FENCE_SHAPE_MAX; i++) {
+            const struct shape *s = &fs->slot[i];
+            if (s->stamp && s->stamp < below && (!next || s->stamp > next->stamp))
+                next = s;
+        }
+        if (!next)
+            break;
+        cb (next->userid, next->nprocs, next->count, next->span, arg);
+        below = next->stamp;
+    }
+}

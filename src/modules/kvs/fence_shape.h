@@ -44,4 +44,13 @@ void fence_shape_learn (fence_shape_t *fs, uint32_t userid, int nprocs, int coun
 int fence_shape_expect (const fence_shape_t *fs, uint32_t userid, int nprocs,
                         double *span);
 
+/* Called by fence_shape_foreach for each learned shape. */
+typedef void (*fence_shape_f)(uint32_t userid, int nprocs, int count, double span,
+                              void *arg);
+
+/* Call 'cb' for each learned shape, the most recently learned first
+ * (kvs stats shows them).  Accepts NULL (no call).
+ */
+void fence_shape_foreach (const fence_shape_t *fs, fence_shape_f cb, void *arg);
+
 #endif

@@ -574,12 +574,18 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
     objcache_stats (ctx->cache, &cs);
     fence_stats (ctx->fences, &fs);
     json_t *ck = ctx->checkpt ? checkpointer_stats (ctx->checkpt) : json_null ();
+    json_t *shapes = fence_shapes_json (ctx->fences);
+    if (!shapes) {
+        json_decref (ck);
+        canopy_respond_error (h, msg, ENOMEM, NULL);
+        return;
+    }
     int pending = ctx->nlookups + fs.waiters + ctx->nversion_waiters
                   + (applier_busy (ctx->applier) ? 1 : 0);
     canopy_respond_pack (h, msg,
         "{s:i s:i s:s s:{s:I s:I s:I s:I s:I s:I s:I s:I} s:{s:i s:i s:i} s:i s:i s:i s:i"
         " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
-        " s:{s:o s:o s:o s:o s:o s:o s:o s:o} s:o s:{s:b s:I s:I s:I s:I}}",
+        " s:{s:o s:o s:o s:o s:o s:o s:o s:o} s:o s:{s:b s:I s:I s:I s:I} s:o}",
         "rank", (int)ctx->rank,
         "version", ctx->version,
         "rootref", ctx->rootref,
@@ -624,7 +630,8 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                   "connections", (json_int_t)ds.connections,
                   "accepted", (json_int_t)ds.accepted,
                   "requests", (json_int_t)ds.requests,
-                  "responses", (json_int_t)ds.responses);
+                  "responses", (json_int_t)ds.responses,
+        "relay-shapes", shapes);
 }
 
 /* Serve local clients on the KVS's own socket (direct.h), beside the

@@ -1,6 +1,7 @@
 /* test/fence_shape.c - the table of subtree counts learned from fences
  * (fence_shape.c): lookups by user and size, the spans learned with the
- * counts, what is ignored, updates, and replacement of the least recently learned when full.
+ * counts, what is ignored, updates, the listing (most recent first) and
+ * replacement of the least recently learned when full.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -65,6 +66,57 @@ static void test_span (void **state)
     fence_shape_destroy (fs);
 }
 
+struct listing {
+    int n;
+    int nprocs[FENCE_SHAPE_MAX + 1];
+    int count[FENCE_SHAPE_MAX + 1];
+    double span[FENCE_SHAPE_MAX + 1];
+};
+
+static void list_cb (uint32_t userid, int nprocs, int count, double span, void *arg)
+{
+    struct listing *l = arg;
+    assert_true (l->n <= FENCE_SHAPE_MAX);
+    assert_int_equal (userid, 9);
+    l->nprocs[l->n] = nprocs;
+    l->count[l->n] = count;
+    l->span[l->n] = span;
+    l->n++;
+}
+
+/* Every shape once, the most recently learned first. */
+static void test_foreach (void **state)
+{
+    fence_shape_t *fs = fence_shape_create ();
+    struct listing l = { 0 };
+
+    assert_non_null (fs);
+    fence_shape_foreach (fs, list_cb, &l);
+    assert_int_equal (l.n, 0);
+    fence_shape_learn (fs, 9, 8, 2, 0.5);
+    fence_shape_learn (fs, 9, 16, 4, 1.5);
+    fence_shape_learn (fs, 9, 32, 8, 2.5);
+    fence_shape_learn (fs, 9, 8, 3, 0.25);     /* 8 again: now the latest */
+    fence_shape_foreach (fs, list_cb, &l);
+    assert_int_equal (l.n, 3);
+    assert_int_equal (l.nprocs[0], 8);
+    assert_int_equal (l.count[0], 3);
+    assert_true (l.span[0] == 0.25);
+    assert_int_equal (l.nprocs[1], 32);
+    assert_int_equal (l.nprocs[2], 16);
+    assert_int_equal (l.count[2], 4);
+    /* a full table lists FENCE_SHAPE_MAX */
+    for (int n = 100; n < 100 + 2 * FENCE_SHAPE_MAX; n++)
+        fence_shape_learn (fs, 9, n, 1, 0.);
+    l.n = 0;
+    fence_shape_foreach (fs, list_cb, &l);
+    assert_int_equal (l.n, FENCE_SHAPE_MAX);
+    assert_int_equal (l.nprocs[0], 100 + 2 * FENCE_SHAPE_MAX - 1);
+    fence_shape_foreach (NULL, list_cb, &l);
+    fence_shape_foreach (fs, NULL, NULL);
+    fence_shape_destroy (fs);
+}
+
 static void test_replacement (void **state)
 {
     fence_shape_t *fs = fence_shape_create ();
@@ -102,6 +154,7 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_learn_expect),
         cmocka_unit_test (test_span),
+        cmocka_unit_test (test_foreach),
         cmocka_unit_test (test_replacement),
         cmocka_unit_test (test_destroy_null),
     };
