@@ -81,7 +81,7 @@ int fence_shape_expect (const fence_shape_t *fs, uint32_t userid, int nprocs,
 
 void fence_shape_foreach (const fence_shape_t *fs, fence_shape_f cb, void *arg)
 {
-    uint64_t below = UINT64_MAX;    /* every stamp printed so far is >= */
+    uint64_t below = UINT64_MAX;    /* the stamps listed so far are all >= */
 
     if (!fs || !cb)
         return;
