@@ -180,4 +180,14 @@ test_expect_success 'nothing refers to the old doc/internals-*.md notes' '
 		src kap fuzz bench t/helpers doc README.md 2>/dev/null) >stale || :
 	test_must_be_empty stale
 '
+test_expect_success GROFF 'canopy-broker(8) documents every kvs.NAME option' '
+	sed -n "/kvs_option_names\[\] = {/,/NULL/p" "$srcdir/src/modules/kvs/options.c" |
+		grep -o "\"[a-z-]*\"" | tr -d "\"" >kvsopts &&
+	test $(wc -l <kvsopts) -ge 10 &&
+	render "$srcdir/doc/man8/canopy-broker.8" >broker8 &&
+	while read -r o; do
+		grep -q -F "kvs.$o" broker8 ||
+			{ echo "canopy-broker(8) does not document kvs.$o"; return 1; }
+	done <kvsopts
+'
 test_done
