@@ -181,8 +181,7 @@ test_expect_success 'nothing refers to the old doc/internals-*.md notes' '
 	test_must_be_empty stale
 '
 test_expect_success GROFF 'canopy-broker(8) documents every kvs.NAME option' '
-	sed -n "/kvs_option_names\[\] = {/,/NULL/p" "$srcdir/src/modules/kvs/options.c" |
-		grep -o "\"[a-z-]*\"" | tr -d "\"" >kvsopts &&
+	sed -n "s/^ *X (\"\([a-z-]*\)\", K_.*/\1/p" "$srcdir/src/modules/kvs/options.c" >kvsopts &&
 	test $(wc -l <kvsopts) -ge 10 &&
 	render "$srcdir/doc/man8/canopy-broker.8" >broker8 &&
 	while read -r o; do

@@ -32,26 +32,30 @@ struct option_spec {
 
 #define AT(field) offsetof (struct kvs_ctx, field)
 
-static const struct option_spec specs[] = {
-    { "fence-timeout", K_SECONDS, 0, AT (limits.fence_timeout) },
-    { "relay-hold", K_SECONDS, 0, AT (limits.relay_hold) },
-    { "max-nprocs", K_INT, 1, AT (limits.max_nprocs) },
-    { "max-pending", K_INT, 1, AT (limits.max_pending_per_user) },
-    { "max-ops", K_INT, 1, AT (limits.max_txn_ops) },
-    { "cache-max", K_SIZE, 0, AT (cache_max) },
-    { "cache-age", K_SECONDS, 0, AT (cache_age) },
-    { "hdir-threshold", K_INT, 2, AT (limits.hdir_threshold) },
-    { "prime-max", K_BYTES, 0, AT (limits.prime_max) },
-    { "prime-budget", K_BYTES, 0, AT (limits.prime_budget) },
-    { "prime-values", K_SIZE, 0, AT (limits.prime_values) },
-    { "checkpoint-period", K_SECONDS, 0, AT (checkpoint_period) },
-};
+/* One row per option: the table of specs and the list of names are both
+ * made from it, so an option cannot be parsed without also being read
+ * from its broker attribute (kvs.c), or the other way round.
+ */
+#define KVS_OPTIONS(X) \
+    X ("fence-timeout", K_SECONDS, 0, limits.fence_timeout) \
+    X ("relay-hold", K_SECONDS, 0, limits.relay_hold) \
+    X ("max-nprocs", K_INT, 1, limits.max_nprocs) \
+    X ("max-pending", K_INT, 1, limits.max_pending_per_user) \
+    X ("max-ops", K_INT, 1, limits.max_txn_ops) \
+    X ("cache-max", K_SIZE, 0, cache_max) \
+    X ("cache-age", K_SECONDS, 0, cache_age) \
+    X ("hdir-threshold", K_INT, 2, limits.hdir_threshold) \
+    X ("prime-max", K_BYTES, 0, limits.prime_max) \
+    X ("prime-budget", K_BYTES, 0, limits.prime_budget) \
+    X ("prime-values", K_SIZE, 0, limits.prime_values) \
+    X ("checkpoint-period", K_SECONDS, 0, checkpoint_period)
 
-const char *const kvs_option_names[] = {
-    "fence-timeout", "relay-hold", "max-nprocs", "max-pending", "max-ops", "cache-max",
-    "cache-age", "hdir-threshold", "prime-max", "prime-budget", "prime-values",
-    "checkpoint-period", NULL,
-};
+#define SPEC(name, kind, min, field) { name, kind, min, AT (field) },
+#define NAME(name, kind, min, field) name,
+
+static const struct option_spec specs[] = { KVS_OPTIONS (SPEC) };
+
+const char *const kvs_option_names[] = { KVS_OPTIONS (NAME) NULL };
 
 static int refuse (canopy_error_t *error, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
