@@ -17,6 +17,7 @@
 #include "src/common/libkvs/blobtab.h"
 #include "src/common/libkvs/blobrecs.h"
 #include "src/common/libutil/blobref.h"
+#include "src/modules/content/loadbatch.h"
 
 static const char *topdir;
 
@@ -264,6 +265,39 @@ static void blobrecs_seeds (void)
     put ("blobrecs", "truncated", buf, p - buf - 3);
 }
 
+/* content.load-batch requests as loadq makes them: one ref, a full
+ * batch, and a torn one
+ */
+static void load_batch_seeds (void)
+{
+    loadq_t *q = loadq_create ();
+    char ref[BLOBREF_MAX], name[32];
+    char *buf;
+    size_t len;
+    int count;
+
+    for (int i = 0; q && i < 1 + LOAD_BATCH_MAX; i++) {
+        snprintf (name, sizeof (name), "blob %d", i);
+        blobref_hash (name, strlen (name), ref, sizeof (ref));
+        if (loadq_push (q, ref) < 0)
+            break;
+    }
+    if (!q || !(buf = loadq_next (q, &len, &count))) {
+        fprintf (stderr, "mkseeds: loadq failed\n");
+        exit (1);
+    }
+    put ("load_batch", "full", buf, len);
+    put ("load_batch", "torn", buf, len - 5);
+    free (buf);
+    if (!(buf = loadq_next (q, &len, &count))) {
+        fprintf (stderr, "mkseeds: loadq failed\n");
+        exit (1);
+    }
+    put ("load_batch", "one", buf, len);
+    free (buf);
+    loadq_destroy (q);
+}
+
 int main (int argc, char *argv[])
 {
     canopy_msg_t *all[16];
@@ -285,6 +319,7 @@ int main (int argc, char *argv[])
     blobref_hash ("two", 3, ref2, sizeof (ref2));
     treeobj_seeds (ref1, ref2);
     blobrecs_seeds ();
+    load_batch_seeds ();
 
     put_str ("kvs_lookup_wire", "plain", "{\"key\":\"a.b.c\",\"flags\":0}");
     put_str ("kvs_lookup_wire", "reordered", " { \"flags\" : 12 , \"key\" : \"pmi.kvs-1[3]\" } ");

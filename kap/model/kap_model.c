@@ -16,6 +16,9 @@
  *   --hold=0|1              a broker relays a fence once its subtree's
  *                           participants are in (1, canopy's relay-hold after
  *                           the first fence of a layout) or self-clocked (0)
+ *   --load-batch=0|1        content modules load from their parent in batches
+ *                           (1, canopy's content.load-batch) or one object
+ *                           per request (0)
  * Output: KAP's JSON shape (metrics.sync, metrics.get, wallclock) with the
  * model's counters, as a table and with --json=FILE.
  */
@@ -55,6 +58,9 @@ static const char *usage_text =
 "                           participants are in (1, default: canopy's\n"
 "                           kvs.relay-hold once it knows the layout) or one\n"
 "                           relay in flight, self-clocked (0)\n"
+"      --load-batch=0|1     content modules load from their parent in\n"
+"                           batches, at most 2 in flight (1, default, as\n"
+"                           canopy does) or one object per request (0)\n"
 "      --json=FILE          write the prediction as JSON\n"
 "\n"
 "Job options: -N/--participants (default: one per broker), --brokers=N\n"
@@ -69,6 +75,7 @@ struct model_opts {
     int hdir_threshold;
     int direct;
     int hold;
+    int load_batch;
     char *json_file;
     int argc;
     char **argv;            /* what is left (array owned, strings borrowed) */
@@ -134,6 +141,7 @@ static void parse_model_opts (struct model_opts *mo, int argc, char **argv)
     mo->hdir_threshold = 128;
     mo->direct = 1;
     mo->hold = 1;
+    mo->load_batch = 1;
     if (!(mo->argv = calloc (argc + 1, sizeof (char *))))
         die ("out of memory");
     mo->argv[mo->argc++] = argv[0];
@@ -179,6 +187,11 @@ static void parse_model_opts (struct model_opts *mo, int argc, char **argv)
             if (strcmp (v, "0") != 0 && strcmp (v, "1") != 0)
                 die ("--hold is 0 or 1");
             mo->hold = v[0] == '1';
+        }
+        else if ((v = opt_value (argc, argv, &i, "load-batch", 0))) {
+            if (strcmp (v, "0") != 0 && strcmp (v, "1") != 0)
+                die ("--load-batch is 0 or 1");
+            mo->load_batch = v[0] == '1';
         }
         else if ((v = opt_value (argc, argv, &i, "hdir-threshold", 0))) {
             if ((mo->hdir_threshold = to_int (v, 2)) < 0)
@@ -252,6 +265,7 @@ int main (int argc, char *argv[])
     cfg.hdir_threshold = mo.hdir_threshold;
     cfg.direct = mo.direct != 0;
     cfg.hold = mo.hold != 0;
+    cfg.load_batch = mo.load_batch != 0;
     cfg.prime_max = mo.prime_max;
     cfg.prime_budget = mo.prime_budget;
     if (kvsim_run (&cfg, &costs, &res) < 0)
@@ -272,16 +286,16 @@ int main (int argc, char *argv[])
                 ts[i]->count ? ts[i]->min / 1000 : 0, tstat_mean (ts[i]) / 1000);
     printf ("phases: sync %.3f ms, consumer %.3f ms, total %.3f ms\n",
             res.sync_wall / 1000, res.consumer_wall / 1000, res.total_wall / 1000);
-    printf ("relays %llu (%.0f KiB), loads %llu (%.0f KiB), messages %llu,"
-            " CPU %.3f s\n", (unsigned long long)res.relays,
+    printf ("relays %llu (%.0f KiB), loads %llu (%.0f KiB, %llu batches),"
+            " messages %llu, CPU %.3f s\n", (unsigned long long)res.relays,
             res.relay_bytes / 1024.0, (unsigned long long)res.loads,
-            res.load_bytes / 1024.0, (unsigned long long)res.messages,
-            res.cpu / 1e6);
+            res.load_bytes / 1024.0, (unsigned long long)res.load_batches,
+            (unsigned long long)res.messages, res.cpu / 1e6);
 
     if (mo.json_file) {
         json_t *doc = json_pack ("{s:i s:o s:i s:i s:s s:i s:{s:o s:o}"
                                  " s:{s:{s:f} s:{s:f} s:{s:f}}"
-                                 " s:{s:I s:I s:I s:I s:I s:I s:f s:f s:f s:f s:f s:f s:f}}",
+                                 " s:{s:I s:I s:I s:I s:I s:I s:I s:f s:f s:f s:f s:f s:f s:f}}",
                                  "model", 1,
                                  "config", kap_config_json (&kc),
                                  "brokers", cfg.brokers,
@@ -297,6 +311,7 @@ int main (int argc, char *argv[])
                                    "relay_bytes", (json_int_t)res.relay_bytes,
                                    "loads", (json_int_t)res.loads,
                                    "load_bytes", (json_int_t)res.load_bytes,
+                                   "load_batches", (json_int_t)res.load_batches,
                                    "messages", (json_int_t)res.messages,
                                    "events", (json_int_t)res.events,
                                    "cpu_us", res.cpu,

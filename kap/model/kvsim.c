@@ -57,6 +57,8 @@ struct msg {
     int nops;
     double bytes;
     double blob_bytes;      /* relay: blob bytes carried */
+    int *objs;              /* a batched load (owned), or NULL */
+    int nobj;
     int next_free;
 };
 
@@ -79,6 +81,22 @@ struct intmap {
 
 struct waiter {
     int broker, thread, part, target, next;
+};
+
+/* A content module's loads from its parent (cfg->load_batch): misses wait
+ * in 'batch' while KVSIM_LOAD_WINDOW batches are in flight.
+ */
+struct cstate {
+    int inflight;
+    int *batch;
+    int nbatch, capbatch;
+};
+
+/* A batched load a content module answers once every object is here. */
+struct batchop {
+    int src_broker, src_thread;
+    int *objs;
+    int n, remaining;
 };
 
 struct kvs_state {
@@ -111,6 +129,9 @@ struct sim {
     int rhead, rlen, rcap;
     int cores_free;
     struct kvs_state *kvs;
+    struct cstate *cst;
+    struct batchop *bops;
+    int nbops, capbops;
     struct part *parts;
     int nactors;
     /* root */
@@ -484,6 +505,8 @@ static int msg_new (struct sim *s)
 
 static void msg_free (struct sim *s, int i)
 {
+    free (s->msgs[i].objs);
+    s->msgs[i].objs = NULL;
     s->msgs[i].next_free = s->free_msg;
     s->free_msg = i;
 }
@@ -797,8 +820,16 @@ static double job_cost_base (struct sim *s, struct server *sv, struct msg *m)
             return c->route;
         case TH_CONTENT:
             if (m->type == M_LOAD)
-                return c->load_serve;
+                return c->load_serve * (m->objs ? m->nobj : 1);
             /* a load answered from upstream: keep it, pass it on */
+            if (m->objs) {
+                double cost = 0;
+                for (int i = 0; i < m->nobj; i++)
+                    cost += c->load_byte * s->obj_size[m->objs[i]]
+                            * (1 + waiters_count (s, map_get (&s->cpend,
+                                                              bkey (b, m->objs[i]))));
+                return cost;
+            }
             return c->load_byte * s->obj_size[m->obj]
                    * (1 + waiters_count (s, map_get (&s->cpend, bkey (b, m->obj))));
         case TH_KVS:
@@ -1136,39 +1167,187 @@ static void kvs_done (struct sim *s, int b, int mi)
     }
 }
 
-static void content_done (struct sim *s, int b, int mi)
+/* Batched loads (cfg->load_batch, canopy's content.load-batch): a content
+ * module sends a miss upstream at once while fewer than
+ * KVSIM_LOAD_WINDOW batches are in flight, else it joins the next batch,
+ * which goes when one comes back (at most KVSIM_LOAD_BATCH_MAX objects).
+ */
+static int *objs_dup (const int *objs, int n)
 {
-    struct msg *m = &s->msgs[mi];
-    uint64_t key = bkey (b, m->obj);
+    int *v = malloc ((n > 0 ? n : 1) * sizeof (int));
+    if (v)
+        memcpy (v, objs, n * sizeof (int));
+    return v;
+}
 
-    if (m->type == M_LOAD) {
-        if (b == 0 || map_get (&s->ccache, key) >= 0) {
-            send_load_resp (s, b, m->src_broker, m->src_thread, m->obj);
+static void content_flush (struct sim *s, int b)
+{
+    struct cstate *cs = &s->cst[b];
+    while (cs->inflight < KVSIM_LOAD_WINDOW && cs->nbatch > 0) {
+        int n = cs->nbatch < KVSIM_LOAD_BATCH_MAX ? cs->nbatch : KVSIM_LOAD_BATCH_MAX;
+        int mi = msg_new (s);
+        if (mi < 0)
             return;
-        }
-        int64_t head = map_get (&s->cpend, key);
-        bool first = head < 0;
-        head = push_waiter (s, head, m->src_broker, m->src_thread, -1, -1);
-        if (map_set (&s->cpend, key, head) < 0) {
+        struct msg *m = &s->msgs[mi];
+        if (!(m->objs = objs_dup (cs->batch, n))) {
             s->error = ENOMEM;
             return;
         }
-        if (first)
-            send_load (s, b, TH_CONTENT, kvsim_parent (b, s->cfg->k), m->obj);
+        m->nobj = n;
+        m->type = M_LOAD;
+        m->dst_broker = kvsim_parent (b, s->cfg->k);
+        m->dst_thread = TH_CONTENT;
+        m->src_broker = b;
+        m->src_thread = TH_CONTENT;
+        m->bytes = 100 + 72.0 * n;
+        memmove (cs->batch, cs->batch + n, (cs->nbatch - n) * sizeof (int));
+        cs->nbatch -= n;
+        cs->inflight++;
+        s->res->load_batches++;
+        send_from (s, mi, b, false);
+    }
+}
+
+/* A content module's miss goes to its parent. */
+static void upstream_load (struct sim *s, int b, int obj)
+{
+    if (!s->cfg->load_batch) {
+        send_load (s, b, TH_CONTENT, kvsim_parent (b, s->cfg->k), obj);
         return;
     }
-    /* M_LOAD_RESP from the parent */
+    struct cstate *cs = &s->cst[b];
+    if (cs->nbatch == cs->capbatch) {
+        int cap = cs->capbatch ? cs->capbatch * 2 : 16;
+        int *v = realloc (cs->batch, cap * sizeof (int));
+        if (!v) {
+            s->error = ENOMEM;
+            return;
+        }
+        cs->batch = v;
+        cs->capbatch = cap;
+    }
+    cs->batch[cs->nbatch++] = obj;
+    content_flush (s, b);
+}
+
+static void send_batch_resp (struct sim *s, int b, struct batchop *op)
+{
+    int mi = msg_new (s);
+    if (mi < 0)
+        return;
+    struct msg *m = &s->msgs[mi];
+    m->type = M_LOAD_RESP;
+    m->dst_broker = op->src_broker;
+    m->dst_thread = op->src_thread;
+    m->objs = op->objs;         /* the message takes them */
+    m->nobj = op->n;
+    op->objs = NULL;
+    m->bytes = 0;
+    for (int i = 0; i < m->nobj; i++)
+        m->bytes += s->obj_size[m->objs[i]];
+    s->res->loads += m->nobj;
+    s->res->load_bytes += (uint64_t)m->bytes;
+    send_from (s, mi, b, false);
+}
+
+/* Waiters parked on a content module's pending object: a KVS module or a
+ * child's single load (thread >= 0), or a batched load (thread -2, the
+ * batch op's index in 'part').
+ */
+static int park (struct sim *s, int b, int obj, int broker, int thread, int part)
+{
+    uint64_t key = bkey (b, obj);
     int64_t head = map_get (&s->cpend, key);
-    int obj = m->obj;
+    bool first = head < 0;
+    head = push_waiter (s, head, broker, thread, part, -1);
+    if (map_set (&s->cpend, key, head) < 0) {
+        s->error = ENOMEM;
+        return -1;
+    }
+    if (first)
+        upstream_load (s, b, obj);
+    return 0;
+}
+
+static void batch_load (struct sim *s, int b, struct msg *m)
+{
+    if (s->nbops == s->capbops) {
+        int cap = s->capbops ? s->capbops * 2 : 256;
+        struct batchop *v = realloc (s->bops, cap * sizeof (*v));
+        if (!v) {
+            s->error = ENOMEM;
+            return;
+        }
+        s->bops = v;
+        s->capbops = cap;
+    }
+    int oi = s->nbops++;
+    struct batchop *op = &s->bops[oi];
+    op->src_broker = m->src_broker;
+    op->src_thread = m->src_thread;
+    op->objs = m->objs;         /* the op takes them */
+    op->n = m->nobj;
+    op->remaining = 1;          /* until every object is looked at */
+    m->objs = NULL;
+    for (int i = 0; i < op->n; i++) {
+        int obj = s->bops[oi].objs[i];
+        if (b == 0 || map_get (&s->ccache, bkey (b, obj)) >= 0)
+            continue;
+        s->bops[oi].remaining++;
+        if (park (s, b, obj, b, -2, oi) < 0)
+            return;
+    }
+    if (--s->bops[oi].remaining == 0)
+        send_batch_resp (s, b, &s->bops[oi]);
+}
+
+/* An object came from the parent: cache it and answer its waiters. */
+static void content_arrived (struct sim *s, int b, int obj)
+{
+    uint64_t key = bkey (b, obj);
+    int64_t head = map_get (&s->cpend, key);
     if (map_set (&s->ccache, key, 1) < 0 || map_set (&s->cpend, key, -1) < 0) {
         s->error = ENOMEM;
         return;
     }
     while (head >= 0) {
         struct waiter w = s->waiters[head];
-        send_load_resp (s, b, w.broker, w.thread, obj);
+        if (w.thread == -2) {
+            struct batchop *op = &s->bops[w.part];
+            if (--op->remaining == 0)
+                send_batch_resp (s, b, op);
+        }
+        else
+            send_load_resp (s, b, w.broker, w.thread, obj);
         head = w.next;
     }
+}
+
+static void content_done (struct sim *s, int b, int mi)
+{
+    struct msg *m = &s->msgs[mi];
+
+    if (m->type == M_LOAD) {
+        if (m->objs) {
+            batch_load (s, b, m);
+            return;
+        }
+        if (b == 0 || map_get (&s->ccache, bkey (b, m->obj)) >= 0) {
+            send_load_resp (s, b, m->src_broker, m->src_thread, m->obj);
+            return;
+        }
+        (void)park (s, b, m->obj, m->src_broker, m->src_thread, -1);
+        return;
+    }
+    /* M_LOAD_RESP from the parent */
+    if (m->objs) {
+        for (int i = 0; i < m->nobj; i++)
+            content_arrived (s, b, m->objs[i]);
+        s->cst[b].inflight--;
+        content_flush (s, b);
+        return;
+    }
+    content_arrived (s, b, m->obj);
 }
 
 static void client_done (struct sim *s, int mi)
@@ -1313,8 +1492,18 @@ static void sim_free (struct sim *s)
     for (int i = 0; i < s->nservers; i++)
         free (s->servers[i].q);
     free (s->servers);
+    for (int i = 0; s->msgs && i < s->nmsgs; i++)
+        free (s->msgs[i].objs);
     free (s->msgs);
     free (s->ready);
+    for (int i = 0; i < s->nbops; i++)
+        free (s->bops[i].objs);
+    free (s->bops);
+    if (s->cst) {
+        for (int b = 0; b < s->cfg->brokers; b++)
+            free (s->cst[b].batch);
+    }
+    free (s->cst);
     if (s->kvs) {
         for (int b = 0; b < s->cfg->brokers; b++)
             free (s->kvs[b].waiters);
@@ -1363,6 +1552,7 @@ int kvsim_run (const struct kvsim_config *cfg, const struct kap_costs *costs,
     if (!(s.des = des_create ())
         || !(s.servers = calloc (s.nservers, sizeof (*s.servers)))
         || !(s.kvs = calloc (cfg->brokers, sizeof (*s.kvs)))
+        || !(s.cst = calloc (cfg->brokers, sizeof (*s.cst)))
         || !(s.parts = calloc (cfg->participants, sizeof (*s.parts))))
         goto nomem;
     for (int i = 0; i < s.nservers; i++) {

@@ -21,7 +21,11 @@
  *   - consumer: each lookup walks the key's path; a missing object is
  *     loaded through the broker's content module from the parent's,
  *     recursively, with one load per object per broker however many wait
- *     (the restartable lookup), and cached at every hop;
+ *     (the restartable lookup), and cached at every hop; with
+ *     'load_batch' a content module's misses go to the parent in batches
+ *     (content.load-batch: at most KVSIM_LOAD_WINDOW in flight, up to
+ *     KVSIM_LOAD_BATCH_MAX objects each) and a batch is answered once
+ *     all its objects are in;
  *   - the directory layout is KAP's: kap.<inst>.<iter>.<dir>.<producer>,
  *     directories over the hdir threshold hashed into 16-slot levels, and
  *     values over 64 bytes stored as separate blobs (one shared blob when
@@ -44,6 +48,11 @@ enum kvsim_clients {
 
 /* fence.c's RELAY_HOLD_BYTES: a held relay this large goes anyway */
 #define KVSIM_HOLD_BYTES 65536
+/* content.c's LOAD_WINDOW and LOAD_BATCH_MAX: batched loads in flight to
+ * the parent, and objects per batch
+ */
+#define KVSIM_LOAD_WINDOW 2
+#define KVSIM_LOAD_BATCH_MAX 64
 
 struct kvsim_config {
     int brokers;
@@ -67,6 +76,10 @@ struct kvsim_config {
                              * participants are in, or KVSIM_HOLD_BYTES
                              * have gathered (canopy's relay-hold, layout
                              * learned); default off */
+    bool load_batch;        /* content modules load from their parent in
+                             * batches, at most KVSIM_LOAD_WINDOW in
+                             * flight (canopy's content.load-batch);
+                             * default off: one load per object */
 };
 
 struct kvsim_result {
@@ -78,6 +91,7 @@ struct kvsim_result {
     uint64_t relays;
     uint64_t relay_bytes;
     uint64_t loads;         /* objects loaded from a parent (every hop) */
+    uint64_t load_batches;  /* batched loads sent (load_batch) */
     uint64_t load_bytes;
     uint64_t messages;      /* every message, every hop */
     uint64_t events;        /* simulation events */

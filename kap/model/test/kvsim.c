@@ -1,6 +1,6 @@
 /* test/kvsim.c - the tree model: exact latencies on a trivial tree,
  * determinism, relay and load counts, coalescing, held relays, priming, shared cores,
- * the sync phase's load factors and byte costs.
+ * batched loads, the sync phase's load factors and byte costs.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -304,6 +304,49 @@ static void test_loads (void **state)
     assert_int_equal (r.loads, 5 + 1);
 }
 
+/* Batched loads: the same objects cross the same hops, in fewer
+ * messages, and every get completes; a lone miss still goes at once.
+ */
+static void test_load_batch (void **state)
+{
+    struct kvsim_config cfg;
+    struct kap_costs c;
+    struct kvsim_result one, batch;
+
+    /* 64 participants on 8 brokers (depth 3), one directory hashed into
+     * many small buckets, nothing primed: every broker faults in many
+     * objects from its parent
+     */
+    kvsim_config_default (&cfg);
+    unit_costs (&c);
+    cfg.brokers = 8;
+    cfg.block = true;
+    cfg.participants = cfg.producers = cfg.consumers = 64;
+    cfg.access_count = 4;
+    cfg.hdir_threshold = 2;
+    assert_int_equal (kvsim_run (&cfg, &c, &one), 0);
+    assert_int_equal (one.load_batches, 0);
+    cfg.load_batch = true;
+    assert_int_equal (kvsim_run (&cfg, &c, &batch), 0);
+    assert_int_equal (batch.get.count, 64 * 4);
+    assert_int_equal (batch.loads, one.loads);
+    assert_true (batch.load_batches > 0);
+    assert_true (batch.load_batches < batch.loads);
+    assert_true (batch.messages < one.messages);
+
+    /* one consumer on a leaf: nothing to batch with, one object per batch */
+    cfg.participants = cfg.producers = 8;
+    cfg.consumers = 1;
+    cfg.access_count = 1;
+    cfg.hdir_threshold = 128;
+    assert_int_equal (kvsim_run (&cfg, &c, &batch), 0);
+    cfg.load_batch = false;
+    assert_int_equal (kvsim_run (&cfg, &c, &one), 0);
+    assert_int_equal (batch.loads, one.loads);
+    assert_int_equal (batch.load_batches, batch.loads);
+    assert_true (fabs (tstat_mean (&batch.get) - tstat_mean (&one.get)) < 1e-6);
+}
+
 static void test_cores (void **state)
 {
     struct kvsim_config cfg;
@@ -377,6 +420,7 @@ int main (void)
         cmocka_unit_test (test_relays),
         cmocka_unit_test (test_hold),
         cmocka_unit_test (test_loads),
+        cmocka_unit_test (test_load_batch),
         cmocka_unit_test (test_cores),
         cmocka_unit_test (test_shapes),
         cmocka_unit_test (test_bad_config),

@@ -39,6 +39,7 @@ static void node_free (void *arg)
         for (int i = 0; i < n->e.nwaiters; i++)
             canopy_msg_decref (n->e.waiters[i]);
         free (n->e.waiters);
+        free (n->e.ops);
         free (n);
     }
 }
@@ -242,6 +243,27 @@ canopy_msg_t **blobcache_take_waiters (struct blobentry *e, int *count)
     return v;
 }
 
+int blobcache_park_op (struct blobentry *e, void *op)
+{
+    void **v = realloc (e->ops, (e->nops + 1) * sizeof (*v));
+    if (!v) {
+        errno = ENOMEM;
+        return -1;
+    }
+    e->ops = v;
+    e->ops[e->nops++] = op;
+    return 0;
+}
+
+void **blobcache_take_ops (struct blobentry *e, int *count)
+{
+    void **v = e->ops;
+    *count = e->nops;
+    e->ops = NULL;
+    e->nops = 0;
+    return v;
+}
+
 void blobcache_remove (blobcache_t *bc, struct blobentry *e)
 {
     struct node *n = node_of (e);
@@ -262,7 +284,7 @@ int blobcache_purge (blobcache_t *bc, bool all)
     int count = 0;
     while (!list_empty (&bc->lru) && (all || bc->bytes > bc->max_bytes)) {
         struct node *n = list_entry (bc->lru.next, struct node, lru);
-        if (n->e.nwaiters > 0)
+        if (n->e.nwaiters > 0 || n->e.nops > 0)
             break;
         blobcache_remove (bc, &n->e);
         count++;
@@ -285,6 +307,21 @@ void blobcache_drain_waiters (blobcache_t *bc,
         free (n->e.waiters);
         n->e.waiters = NULL;
         n->e.nwaiters = 0;
+    }
+}
+
+void blobcache_drain_ops (blobcache_t *bc, void (*fn)(void *op, void *arg),
+                          void *arg)
+{
+    void *val;
+    for (const char *k = hashmap_first (bc->map, &val); k;
+         k = hashmap_next (bc->map, &val)) {
+        struct node *n = val;
+        int count;
+        void **v = blobcache_take_ops (&n->e, &count);
+        for (int i = 0; i < count; i++)
+            fn (v[i], arg);
+        free (v);
     }
 }
 

@@ -39,6 +39,8 @@ struct blobentry {
     uint64_t seq;               /* when it became dirty */
     canopy_msg_t **waiters;     /* requests waiting for this entry */
     int nwaiters;
+    void **ops;                 /* the caller's other waiters (batched */
+    int nops;                   /* loads): opaque, not owned */
     void *lru;                  /* private */
 };
 
@@ -64,6 +66,12 @@ void blobcache_touch (blobcache_t *bc, struct blobentry *e);
 int blobcache_park (struct blobentry *e, const canopy_msg_t *msg);
 /* Take the waiters (caller owns the array and its references). */
 canopy_msg_t **blobcache_take_waiters (struct blobentry *e, int *count);
+/* Park an opaque waiter (a batched load waiting for several entries):
+ * -1 with ENOMEM.  Take them back (the caller owns the array; NULL if
+ * none).  An entry with ops parked is not purged.
+ */
+int blobcache_park_op (struct blobentry *e, void *op);
+void **blobcache_take_ops (struct blobentry *e, int *count);
 void blobcache_remove (blobcache_t *bc, struct blobentry *e);
 /* Drop clean entries until the cache is within its limit (all clean
  * entries if 'all').  Returns the number dropped.
@@ -76,6 +84,11 @@ void blobcache_set_max (blobcache_t *bc, size_t max_bytes);
 void blobcache_drain_waiters (blobcache_t *bc,
                               void (*fn)(const canopy_msg_t *msg, void *arg),
                               void *arg);
+/* The same for parked ops: fn is called once per parking (an op parked
+ * on three entries, three times).
+ */
+void blobcache_drain_ops (blobcache_t *bc, void (*fn)(void *op, void *arg),
+                          void *arg);
 
 struct blobcache_stats {
     size_t count;

@@ -1,6 +1,8 @@
 /* content.c - the content service: blobs by hash on every broker.
  *
  *   content.load        raw blobref -> raw blob (ENOENT if unknown)
+ *   content.load-batch  raw blobrefs, one per line -> raw blob records
+ *                       (blobrecs.h) of those found (loadbatch.h)
  *   content.store       raw blob -> {"ref"}
  *   content.store-batch raw [u32 len, bytes]... -> {"refs": [...]}
  *   content.store-local raw blob records [ref, u32 len, bytes]... (blobrecs.h;
@@ -18,7 +20,14 @@
  * Design notes:
  * - A miss on a rank > 0 is loaded from the parent's content service (a
  *   request for our own service goes upstream), once per blob however
- *   many requests wait; loaded data is checked against its hash.
+ *   many requests wait; loaded data is checked against its hash.  Misses
+ *   go up in content.load-batch requests, at most LOAD_WINDOW in flight
+ *   (loadbatch.h): a lone miss at once, misses that come meanwhile
+ *   together.  A blob the parent leaves out of its answer is asked for
+ *   alone (content.load), whose answer carries the error.
+ * - A content.load-batch request waits (a batch_op parked on each entry
+ *   it misses) until every blob it names is here or has failed, then is
+ *   answered with those that are.
  * - Stores on ranks > 0 write through: the request is answered once the
  *   parent has the blob, so afterwards any rank can load it.
  * - Rank 0 writes back to a backing store module (backing.c; the broker
@@ -41,6 +50,7 @@
 #include "src/common/libkvs/blobrecs.h"
 #include "blobcache.h"
 #include "backing.h"
+#include "loadbatch.h"
 
 CANOPY_MOD_NAME ("content");
 
@@ -54,7 +64,10 @@ struct content_ctx {
     uint64_t load_misses;
     uint64_t stores;
     uint64_t upstream_loads;
+    uint64_t upstream_batches;      /* content.load-batch requests sent */
+    uint64_t batch_loads;           /* ... and answered */
     uint64_t upstream_stores;
+    loadq_t *loadq;                 /* ranks > 0: misses for the parent */
     int flush_pending;
     canopy_msg_t **flushers;
     int nflushers;
@@ -73,10 +86,16 @@ static void respond_loaded (struct content_ctx *ctx, const canopy_msg_t *msg,
         canopy_log_error (ctx->h, "content.load respond");
 }
 
+static void batch_op_back (void *op);
+
 static void respond_waiters (struct content_ctx *ctx, struct blobentry *e,
                              int errnum, const char *errstr)
 {
     int n;
+    void **ops = blobcache_take_ops (e, &n);
+    for (int i = 0; i < n; i++)
+        batch_op_back (ops[i]);
+    free (ops);
     canopy_msg_t **v = blobcache_take_waiters (e, &n);
     for (int i = 0; i < n; i++) {
         if (errnum)
@@ -130,6 +149,167 @@ static void upstream_load_cb (canopy_future_t *f, void *arg)
     blobcache_purge (ctx->cache, false);
 }
 
+/* Load e (pending, waiters parked) from the parent on its own.  On
+ * failure its waiters are answered and it is removed.
+ */
+static void single_load (struct content_ctx *ctx, struct blobentry *e)
+{
+    canopy_future_t *f;
+
+    ctx->upstream_loads++;
+    if (!(f = canopy_rpc (ctx->h, "content.load", e->ref, CANOPY_NODEID_UPSTREAM, 0))
+        || canopy_future_aux_set (f, "ref", strdup (e->ref), free) < 0
+        || canopy_future_then (f, -1, upstream_load_cb, ctx) < 0) {
+        respond_waiters (ctx, e, errno, "cannot reach parent content service");
+        blobcache_remove (ctx->cache, e);
+        canopy_future_destroy (f);
+    }
+}
+
+/* Answer and drop the pending entries of a batch that failed. */
+struct batch_fail {
+    struct content_ctx *ctx;
+    int errnum;
+    const char *errstr;
+};
+
+static int fail_ref (const char *ref, void *arg)
+{
+    struct batch_fail *bf = arg;
+    struct blobentry *e = blobcache_lookup (bf->ctx->cache, ref);
+
+    if (e && !e->valid) {
+        respond_waiters (bf->ctx, e, bf->errnum, bf->errstr);
+        blobcache_remove (bf->ctx->cache, e);
+    }
+    return 0;
+}
+
+static void fail_batch (struct content_ctx *ctx, const char *req, size_t len,
+                        int errnum, const char *errstr)
+{
+    struct batch_fail bf = { .ctx = ctx, .errnum = errnum, .errstr = errstr };
+    (void)loadbatch_foreach (req, len, fail_ref, &bf, NULL);
+}
+
+/* A blob of the parent's answer to a batch. */
+static int batch_rec (const char *ref, const void *data, size_t len, void *arg)
+{
+    struct content_ctx *ctx = arg;
+    struct blobentry *e = blobcache_lookup (ctx->cache, ref);
+    char computed[BLOBREF_MAX];
+
+    if (!e || e->valid)
+        return 0;
+    if (blobref_hash (data, len, computed, sizeof (computed)) < 0
+        || strcmp (computed, ref) != 0) {
+        canopy_log (ctx->h, LOG_ERR, "parent sent wrong data for %s", ref);
+        respond_waiters (ctx, e, EIO, "content from parent failed its hash check");
+        blobcache_remove (ctx->cache, e);
+    }
+    else if (blobcache_fill (ctx->cache, e, data, len, false) < 0) {
+        respond_waiters (ctx, e, ENOMEM, NULL);
+        blobcache_remove (ctx->cache, e);
+    }
+    else
+        respond_waiters (ctx, e, 0, NULL);
+    return 0;
+}
+
+/* A ref of a batch the answer left out: ask for it alone. */
+static int left_out (const char *ref, void *arg)
+{
+    struct content_ctx *ctx = arg;
+    struct blobentry *e = blobcache_lookup (ctx->cache, ref);
+
+    if (e && !e->valid)
+        single_load (ctx, e);
+    return 0;
+}
+
+static void upstream_flush (struct content_ctx *ctx);
+
+static void batch_loaded_cb (canopy_future_t *f, void *arg)
+{
+    struct content_ctx *ctx = arg;
+    const char *req = canopy_future_aux_get (f, "refs");
+    const void *data;
+    size_t len;
+    canopy_error_t error;
+
+    loadq_done (ctx->loadq);
+    if (canopy_rpc_get_raw (f, &data, &len) < 0)
+        fail_batch (ctx, req, strlen (req), errno, canopy_future_error_string (f));
+    else if (blobrecs_foreach (data, len, batch_rec, ctx, &error) < 0) {
+        canopy_log (ctx->h, LOG_ERR, "content.load-batch answer: %s", error.text);
+        fail_batch (ctx, req, strlen (req), EPROTO, "malformed answer from the parent");
+    }
+    else
+        (void)loadbatch_foreach (req, strlen (req), left_out, ctx, NULL);
+    canopy_future_destroy (f);
+    upstream_flush (ctx);
+    blobcache_purge (ctx->cache, false);
+}
+
+/* Send one batch (req: its payload, len bytes and a NUL, malloc'd; taken).
+ * On failure its entries are answered with the error.
+ */
+static void send_batch (struct content_ctx *ctx, char *req, size_t len)
+{
+    canopy_future_t *f;
+
+    if (!(f = canopy_rpc_raw (ctx->h, "content.load-batch", req, len,
+                              CANOPY_NODEID_UPSTREAM, 0))
+        || canopy_future_aux_set (f, "refs", req, free) < 0) {
+        int errnum = errno;
+        loadq_done (ctx->loadq);
+        fail_batch (ctx, req, len, errnum, "cannot reach parent content service");
+        free (req);
+        canopy_future_destroy (f);
+        return;
+    }
+    if (canopy_future_then (f, -1, batch_loaded_cb, ctx) < 0) {
+        loadq_done (ctx->loadq);
+        fail_batch (ctx, req, len, errno, "cannot wait for parent content service");
+        canopy_future_destroy (f);    /* frees req */
+    }
+}
+
+/* Send what the window allows of the queued misses. */
+static void upstream_flush (struct content_ctx *ctx)
+{
+    char *buf, *req;
+    size_t len;
+    int n;
+
+    while ((buf = loadq_next (ctx->loadq, &len, &n))) {
+        ctx->upstream_batches++;
+        ctx->upstream_loads += n;
+        /* the request's text stays with the future, NUL-terminated */
+        if (!(req = realloc (buf, len + 1))) {
+            loadq_done (ctx->loadq);
+            fail_batch (ctx, buf, len, ENOMEM, NULL);
+            free (buf);
+            continue;
+        }
+        req[len] = '\0';
+        send_batch (ctx, req, len);
+    }
+    if (errno == ENOMEM)
+        canopy_log (ctx->h, LOG_ERR, "content.load-batch: out of memory, "
+                    "%d misses wait", loadq_waiting (ctx->loadq));
+}
+
+/* Rank > 0: e (pending, waiters parked) joins the next batch upstream. */
+static void upstream_load (struct content_ctx *ctx, struct blobentry *e)
+{
+    if (loadq_push (ctx->loadq, e->ref) < 0) {
+        single_load (ctx, e);
+        return;
+    }
+    upstream_flush (ctx);
+}
+
 /* Rank 0: the backing store answered a load. */
 static void backing_loaded (const char *ref, const void *data, size_t len,
                             int errnum, const char *errstr, void *arg)
@@ -170,7 +350,6 @@ static void load_cb (canopy_t *h, canopy_msg_handler_t *mh,
     struct content_ctx *ctx = arg;
     const char *ref;
     struct blobentry *e;
-    canopy_future_t *f;
 
     ctx->loads++;
     if (canopy_msg_get_string (msg, &ref) < 0 || !ref || blobref_validate (ref) < 0) {
@@ -207,14 +386,142 @@ static void load_cb (canopy_t *h, canopy_msg_handler_t *mh,
         }
         return;
     }
-    ctx->upstream_loads++;
-    if (!(f = canopy_rpc (h, "content.load", ref, CANOPY_NODEID_UPSTREAM, 0))
-        || canopy_future_aux_set (f, "ref", strdup (ref), free) < 0
-        || canopy_future_then (f, -1, upstream_load_cb, ctx) < 0) {
-        respond_waiters (ctx, e, errno, "cannot reach parent content service");
-        blobcache_remove (ctx->cache, e);
-        canopy_future_destroy (f);
+    upstream_load (ctx, e);
+}
+
+/* Batched loads: a request waiting for the blobs it misses */
+
+struct batch_op {
+    struct content_ctx *ctx;
+    canopy_msg_t *msg;
+    int remaining;          /* parkings not back yet (+1 while setting up) */
+    size_t size;            /* of the answer */
+    char *p;                /* where the next record goes */
+};
+
+/* Blobs of an answer: at most this many bytes (the rest are left out,
+ * and loaded one by one by the requester).
+ */
+enum { BATCH_ANSWER_MAX = 16 * 1024 * 1024 };
+
+static int answer_size (const char *ref, void *arg)
+{
+    struct batch_op *op = arg;
+    struct blobentry *e = blobcache_lookup (op->ctx->cache, ref);
+
+    if (e && e->valid && op->size + blobrecs_size (e->len) <= BATCH_ANSWER_MAX)
+        op->size += blobrecs_size (e->len);
+    return 0;
+}
+
+static int answer_put (const char *ref, void *arg)
+{
+    struct batch_op *op = arg;
+    struct blobentry *e = blobcache_lookup (op->ctx->cache, ref);
+
+    /* the same test as answer_size, in the same order */
+    if (e && e->valid && op->size + blobrecs_size (e->len) <= BATCH_ANSWER_MAX) {
+        op->size += blobrecs_size (e->len);
+        op->p = blobrecs_put (op->p, e->ref, e->data, e->len);
+        blobcache_touch (op->ctx->cache, e);
     }
+    return 0;
+}
+
+static void batch_respond (struct batch_op *op)
+{
+    struct content_ctx *ctx = op->ctx;
+    const void *req;
+    size_t reqlen;
+    char *buf = NULL;
+
+    (void)canopy_msg_get_payload (op->msg, &req, &reqlen);
+    op->size = 0;
+    (void)loadbatch_foreach (req, reqlen, answer_size, op, NULL);
+    if (op->size > 0 && !(buf = malloc (op->size))) {
+        (void)canopy_respond_error (ctx->h, op->msg, ENOMEM, NULL);
+        return;
+    }
+    size_t size = op->size;
+    op->size = 0;
+    op->p = buf;
+    (void)loadbatch_foreach (req, reqlen, answer_put, op, NULL);
+    if (canopy_respond_raw (ctx->h, op->msg, buf, size) < 0)
+        canopy_log_error (ctx->h, "content.load-batch respond");
+    free (buf);
+}
+
+/* One of the blobs op waited for is here, or failed. */
+static void batch_op_back (void *arg)
+{
+    struct batch_op *op = arg;
+
+    if (--op->remaining > 0)
+        return;
+    batch_respond (op);
+    canopy_msg_decref (op->msg);
+    free (op);
+}
+
+static int batch_want (const char *ref, void *arg)
+{
+    struct batch_op *op = arg;
+    struct content_ctx *ctx = op->ctx;
+    struct blobentry *e = blobcache_lookup (ctx->cache, ref);
+
+    if (e && e->valid)
+        return 0;
+    if (!e) {
+        ctx->load_misses++;
+        if (ctx->rank == 0 && !backing_available (ctx->backing))
+            return 0;       /* left out: the requester hears ENOENT */
+        if (!(e = blobcache_add_pending (ctx->cache, ref)))
+            return 0;       /* left out */
+        if (blobcache_park_op (e, op) < 0) {
+            blobcache_remove (ctx->cache, e);
+            return 0;
+        }
+        op->remaining++;
+        if (ctx->rank > 0)
+            upstream_load (ctx, e);
+        else if (backing_load (ctx->backing, ref) < 0) {
+            respond_waiters (ctx, e, errno, NULL);  /* op->remaining-- */
+            blobcache_remove (ctx->cache, e);
+        }
+        return 0;
+    }
+    if (blobcache_park_op (e, op) == 0)      /* pending: wait for it */
+        op->remaining++;
+    return 0;
+}
+
+static void load_batch_cb (canopy_t *h, canopy_msg_handler_t *mh,
+                           const canopy_msg_t *msg, void *arg)
+{
+    struct content_ctx *ctx = arg;
+    struct batch_op *op;
+    const void *req;
+    size_t reqlen;
+    canopy_error_t error;
+
+    ctx->batch_loads++;
+    if (canopy_msg_get_payload (msg, &req, &reqlen) < 0) {
+        req = NULL;
+        reqlen = 0;
+    }
+    if (loadbatch_foreach (req, reqlen, NULL, NULL, &error) < 0) {
+        canopy_respond_error (h, msg, EPROTO, error.text);
+        return;
+    }
+    if (!(op = calloc (1, sizeof (*op)))) {
+        canopy_respond_error (h, msg, ENOMEM, NULL);
+        return;
+    }
+    op->ctx = ctx;
+    op->msg = canopy_msg_incref ((canopy_msg_t *)msg);
+    op->remaining = 1;
+    ctx->loads += loadbatch_foreach (req, reqlen, batch_want, op, NULL);
+    batch_op_back (op);
 }
 
 /* Store */
@@ -605,7 +912,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
     struct blobcache_stats st;
     blobcache_stats (ctx->cache, &st);
     json_t *bk = ctx->backing ? backing_stats (ctx->backing) : json_null ();
-    canopy_respond_pack (h, msg, "{s:i s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:o}",
+    canopy_respond_pack (h, msg, "{s:i s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:o}",
                          "rank", (int)ctx->rank,
                          "count", (json_int_t)st.count,
                          "bytes", (json_int_t)st.bytes,
@@ -616,6 +923,8 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                          "load-misses", (json_int_t)ctx->load_misses,
                          "stores", (json_int_t)ctx->stores,
                          "upstream-loads", (json_int_t)ctx->upstream_loads,
+                         "upstream-batches", (json_int_t)ctx->upstream_batches,
+                         "batch-loads", (json_int_t)ctx->batch_loads,
                          "upstream-stores", (json_int_t)ctx->upstream_stores,
                          "backing", bk ? bk : json_null ());
 }
@@ -638,6 +947,7 @@ static void purge_timer_cb (canopy_reactor_t *r, canopy_watcher_t *w,
 
 static const struct canopy_msg_handler_spec htab[] = {
     { CANOPY_MSGTYPE_REQUEST, "content.load", load_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "content.load-batch", load_batch_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "content.store", store_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "content.store-batch", store_batch_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "content.store-local", store_local_cb, 0 },
@@ -677,6 +987,14 @@ static void unload_respond (const canopy_msg_t *msg, void *arg)
     (void)canopy_respond_error (ctx->h, msg, ENOSYS, "content service unloading");
 }
 
+/* Unloading: a batch is answered with what is here (its requester loads
+ * the rest alone and hears ENOSYS).
+ */
+static void unload_op (void *op, void *arg)
+{
+    batch_op_back (op);
+}
+
 int mod_main (canopy_t *h, int argc, char **argv)
 {
     struct content_ctx ctx;
@@ -687,6 +1005,7 @@ int mod_main (canopy_t *h, int argc, char **argv)
     ctx.h = h;
     if (canopy_get_rank (h, &ctx.rank) < 0
         || !(ctx.cache = blobcache_create (64 * 1024 * 1024))
+        || !(ctx.loadq = loadq_create ())
         || parse_args (&ctx, argc, argv) < 0)
         goto done;
     if (ctx.rank == 0) {
@@ -723,8 +1042,11 @@ done:
     }
     free (ctx.flushers);
     backing_destroy (ctx.backing);
-    if (ctx.cache)
+    if (ctx.cache) {
+        blobcache_drain_ops (ctx.cache, unload_op, &ctx);
         blobcache_drain_waiters (ctx.cache, unload_respond, &ctx);
+    }
+    loadq_destroy (ctx.loadq);
     canopy_watcher_destroy (ctx.purge_timer);
     canopy_msg_handler_delvec (handlers);
     blobcache_destroy (ctx.cache);

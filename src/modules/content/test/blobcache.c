@@ -1,5 +1,5 @@
 /* test/blobcache.c - the content cache: insert, pending/fill, dirty
- * entries never expire, LRU purge of clean ones, waiters.
+ * entries never expire, LRU purge of clean ones, waiters, parked ops.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -135,6 +135,61 @@ static void test_writeback (void **state)
     blobcache_destroy (bc);
 }
 
+static int drained;
+
+static void count_op (void *op, void *arg)
+{
+    assert_ptr_equal (arg, &drained);
+    drained += *(int *)op;
+}
+
+/* Opaque waiters (batched loads): parked on pending or valid entries,
+ * taken back in order; an entry with ops is not purged; draining calls
+ * fn once per parking and leaves none behind.
+ */
+static void test_ops (void **state)
+{
+    blobcache_t *bc = blobcache_create (0);     /* purge all it can */
+    char ref[BLOBREF_MAX];
+    int one = 1, ten = 10;
+    bool added;
+    int n;
+
+    blobref_hash ("a", 1, ref, sizeof (ref));
+    struct blobentry *p = blobcache_add_pending (bc, ref);
+    assert_non_null (p);
+    assert_int_equal (blobcache_park_op (p, &one), 0);
+    assert_int_equal (blobcache_park_op (p, &ten), 0);
+    void **v = blobcache_take_ops (p, &n);
+    assert_int_equal (n, 2);
+    assert_ptr_equal (v[0], &one);
+    assert_ptr_equal (v[1], &ten);
+    free (v);
+    assert_null (blobcache_take_ops (p, &n));
+    assert_int_equal (n, 0);
+
+    /* parked on a clean valid entry: kept by purge until taken */
+    struct blobentry *e = blobcache_insert (bc, "bb", 2, false, &added);
+    assert_non_null (e);
+    assert_int_equal (blobcache_park_op (e, &one), 0);
+    assert_int_equal (blobcache_purge (bc, false), 0);
+    assert_ptr_equal (blobcache_lookup (bc, e->ref), e);
+    v = blobcache_take_ops (e, &n);
+    free (v);
+    assert_int_equal (blobcache_purge (bc, false), 1);
+
+    /* drain: once per parking; an entry removed with ops is freed whole */
+    assert_int_equal (blobcache_park_op (p, &one), 0);
+    assert_int_equal (blobcache_park_op (p, &ten), 0);
+    drained = 0;
+    blobcache_drain_ops (bc, count_op, &drained);
+    assert_int_equal (drained, 11);
+    assert_null (blobcache_take_ops (p, &n));
+    assert_int_equal (blobcache_park_op (p, &one), 0);
+    blobcache_remove (bc, p);
+    blobcache_destroy (bc);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -142,6 +197,7 @@ int main (void)
         cmocka_unit_test (test_pending),
         cmocka_unit_test (test_purge),
         cmocka_unit_test (test_writeback),
+        cmocka_unit_test (test_ops),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
