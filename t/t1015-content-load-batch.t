@@ -48,6 +48,16 @@ test_expect_success 'a batch is answered with the blobs the parent has' '
 	test_must_fail grep -q $(unknown_ref 1) ans &&
 	grep -q "$(cat v10)" ans
 '
+test_expect_success 'a child'"'"'s batch goes up whole, not split by the window' '
+	for r in 3 1; do rpc --rank $r content.dropcache >/dev/null || return 1; done &&
+	b3=$(cstat 3 upstream-batches) &&
+	b1=$(cstat 1 upstream-batches) &&
+	rpc --rank 3 --raw content.load-batch - <refs >all &&
+	for ref in $(cat refs); do grep -q $ref all || return 1; done &&
+	echo "rank 3: $(($(cstat 3 upstream-batches) - b3)) batches, rank 1: $(($(cstat 1 upstream-batches) - b1))" &&
+	test $(($(cstat 3 upstream-batches) - b3)) = 1 &&
+	test $(($(cstat 1 upstream-batches) - b1)) = 1
+'
 test_expect_success 'an unknown blob read at a leaf fails with ENOENT' '
 	test_must_fail rpc --rank 7 content.load $(unknown_ref 2) 2>err &&
 	cat err &&

@@ -23,8 +23,11 @@
  *   many requests wait; loaded data is checked against its hash.  Misses
  *   go up in content.load-batch requests, at most LOAD_WINDOW in flight
  *   (loadbatch.h): a lone miss at once, misses that come meanwhile
- *   together.  A blob the parent leaves out of its answer is asked for
- *   alone (content.load), whose answer carries the error.
+ *   together (a child's batch is queued whole before any of it goes).
+ *   A blob the parent leaves out of its answer, or that a failed batch
+ *   did not bring, is asked for alone (content.load), whose answer
+ *   carries its own error.  A blob nobody has is thus asked for twice at
+ *   each hop (a batch, then alone): unknown blobs are the rare case.
  * - A content.load-batch request waits (a batch_op parked on each entry
  *   it misses) until every blob it names is here or has failed, then is
  *   answered with those that are.
@@ -65,7 +68,7 @@ struct content_ctx {
     uint64_t stores;
     uint64_t upstream_loads;
     uint64_t upstream_batches;      /* content.load-batch requests sent */
-    uint64_t batch_loads;           /* ... and answered */
+    uint64_t batch_loads;           /* ... and received from children */
     uint64_t upstream_stores;
     loadq_t *loadq;                 /* ranks > 0: misses for the parent */
     int flush_pending;
@@ -154,42 +157,24 @@ static void upstream_load_cb (canopy_future_t *f, void *arg)
  */
 static void single_load (struct content_ctx *ctx, struct blobentry *e)
 {
-    canopy_future_t *f;
+    canopy_future_t *f = NULL;
+    char *ref;
 
     ctx->upstream_loads++;
-    if (!(f = canopy_rpc (ctx->h, "content.load", e->ref, CANOPY_NODEID_UPSTREAM, 0))
-        || canopy_future_aux_set (f, "ref", strdup (e->ref), free) < 0
-        || canopy_future_then (f, -1, upstream_load_cb, ctx) < 0) {
-        respond_waiters (ctx, e, errno, "cannot reach parent content service");
-        blobcache_remove (ctx->cache, e);
-        canopy_future_destroy (f);
+    if (!(ref = strdup (e->ref))
+        || !(f = canopy_rpc (ctx->h, "content.load", e->ref, CANOPY_NODEID_UPSTREAM, 0))
+        || canopy_future_aux_set (f, "ref", ref, free) < 0) {
+        free (ref);
+        goto error;
     }
-}
-
-/* Answer and drop the pending entries of a batch that failed. */
-struct batch_fail {
-    struct content_ctx *ctx;
-    int errnum;
-    const char *errstr;
-};
-
-static int fail_ref (const char *ref, void *arg)
-{
-    struct batch_fail *bf = arg;
-    struct blobentry *e = blobcache_lookup (bf->ctx->cache, ref);
-
-    if (e && !e->valid) {
-        respond_waiters (bf->ctx, e, bf->errnum, bf->errstr);
-        blobcache_remove (bf->ctx->cache, e);
-    }
-    return 0;
-}
-
-static void fail_batch (struct content_ctx *ctx, const char *req, size_t len,
-                        int errnum, const char *errstr)
-{
-    struct batch_fail bf = { .ctx = ctx, .errnum = errnum, .errstr = errstr };
-    (void)loadbatch_foreach (req, len, fail_ref, &bf, NULL);
+    if (canopy_future_then (f, -1, upstream_load_cb, ctx) < 0)
+        goto error;
+    return;
+error:
+    respond_waiters (ctx, e, errno ? errno : ENOMEM,
+                     "cannot reach parent content service");
+    blobcache_remove (ctx->cache, e);
+    canopy_future_destroy (f);
 }
 
 /* A blob of the parent's answer to a batch. */
@@ -216,7 +201,10 @@ static int batch_rec (const char *ref, const void *data, size_t len, void *arg)
     return 0;
 }
 
-/* A ref of a batch the answer left out: ask for it alone. */
+/* A ref of a batch that brought no blob for it (left out of the answer,
+ * or the whole batch failed): ask for it alone, so that its waiters hear
+ * its own error.  A ref that meanwhile came another way is left alone.
+ */
 static int left_out (const char *ref, void *arg)
 {
     struct content_ctx *ctx = arg;
@@ -239,20 +227,19 @@ static void batch_loaded_cb (canopy_future_t *f, void *arg)
 
     loadq_done (ctx->loadq);
     if (canopy_rpc_get_raw (f, &data, &len) < 0)
-        fail_batch (ctx, req, strlen (req), errno, canopy_future_error_string (f));
-    else if (blobrecs_foreach (data, len, batch_rec, ctx, &error) < 0) {
+        canopy_log (ctx->h, LOG_DEBUG, "content.load-batch: %s: loading its blobs "
+                    "one by one", canopy_future_error_string (f)
+                                  ? canopy_future_error_string (f) : strerror (errno));
+    else if (blobrecs_foreach (data, len, batch_rec, ctx, &error) < 0)
         canopy_log (ctx->h, LOG_ERR, "content.load-batch answer: %s", error.text);
-        fail_batch (ctx, req, strlen (req), EPROTO, "malformed answer from the parent");
-    }
-    else
-        (void)loadbatch_foreach (req, strlen (req), left_out, ctx, NULL);
+    (void)loadbatch_foreach (req, strlen (req), left_out, ctx, NULL);
     canopy_future_destroy (f);
     upstream_flush (ctx);
     blobcache_purge (ctx->cache, false);
 }
 
 /* Send one batch (req: its payload, len bytes and a NUL, malloc'd; taken).
- * On failure its entries are answered with the error.
+ * If it cannot go, its refs are loaded one by one.
  */
 static void send_batch (struct content_ctx *ctx, char *req, size_t len)
 {
@@ -261,52 +248,55 @@ static void send_batch (struct content_ctx *ctx, char *req, size_t len)
     if (!(f = canopy_rpc_raw (ctx->h, "content.load-batch", req, len,
                               CANOPY_NODEID_UPSTREAM, 0))
         || canopy_future_aux_set (f, "refs", req, free) < 0) {
-        int errnum = errno;
         loadq_done (ctx->loadq);
-        fail_batch (ctx, req, len, errnum, "cannot reach parent content service");
+        (void)loadbatch_foreach (req, len, left_out, ctx, NULL);
         free (req);
         canopy_future_destroy (f);
         return;
     }
     if (canopy_future_then (f, -1, batch_loaded_cb, ctx) < 0) {
         loadq_done (ctx->loadq);
-        fail_batch (ctx, req, len, errno, "cannot wait for parent content service");
+        (void)loadbatch_foreach (req, len, left_out, ctx, NULL);
         canopy_future_destroy (f);    /* frees req */
     }
 }
 
-/* Send what the window allows of the queued misses. */
+/* Send what the window allows of the queued misses.  Without memory for
+ * a batch while none is in flight (so that no answer would call this
+ * again), the queued misses are loaded one by one.
+ */
 static void upstream_flush (struct content_ctx *ctx)
 {
-    char *buf, *req;
+    char *req;
     size_t len;
     int n;
 
-    while ((buf = loadq_next (ctx->loadq, &len, &n))) {
+    while ((req = loadq_next (ctx->loadq, &len, &n))) {
         ctx->upstream_batches++;
         ctx->upstream_loads += n;
-        /* the request's text stays with the future, NUL-terminated */
-        if (!(req = realloc (buf, len + 1))) {
-            loadq_done (ctx->loadq);
-            fail_batch (ctx, buf, len, ENOMEM, NULL);
-            free (buf);
-            continue;
-        }
-        req[len] = '\0';
         send_batch (ctx, req, len);
     }
-    if (errno == ENOMEM)
+    if (errno == ENOMEM && loadq_inflight (ctx->loadq) == 0) {
+        char ref[BLOBREF_MAX];
         canopy_log (ctx->h, LOG_ERR, "content.load-batch: out of memory, "
-                    "%d misses wait", loadq_waiting (ctx->loadq));
+                    "loading %d blobs one by one", loadq_waiting (ctx->loadq));
+        while (loadq_pop (ctx->loadq, ref) == 0)
+            (void)left_out (ref, ctx);
+    }
 }
 
-/* Rank > 0: e (pending, waiters parked) joins the next batch upstream. */
+/* Rank > 0: e (pending, waiters parked) joins the queue for the parent;
+ * upstream_flush sends it.
+ */
+static void upstream_queue (struct content_ctx *ctx, struct blobentry *e)
+{
+    if (loadq_push (ctx->loadq, e->ref) < 0)
+        single_load (ctx, e);
+}
+
 static void upstream_load (struct content_ctx *ctx, struct blobentry *e)
 {
-    if (loadq_push (ctx->loadq, e->ref) < 0) {
-        single_load (ctx, e);
-        return;
-    }
+    upstream_queue (ctx, e);
     upstream_flush (ctx);
 }
 
@@ -483,7 +473,7 @@ static int batch_want (const char *ref, void *arg)
         }
         op->remaining++;
         if (ctx->rank > 0)
-            upstream_load (ctx, e);
+            upstream_queue (ctx, e);    /* load_batch_cb flushes once */
         else if (backing_load (ctx->backing, ref) < 0) {
             respond_waiters (ctx, e, errno, NULL);  /* op->remaining-- */
             blobcache_remove (ctx->cache, e);
@@ -521,6 +511,8 @@ static void load_batch_cb (canopy_t *h, canopy_msg_handler_t *mh,
     op->msg = canopy_msg_incref ((canopy_msg_t *)msg);
     op->remaining = 1;
     ctx->loads += loadbatch_foreach (req, reqlen, batch_want, op, NULL);
+    if (ctx->rank > 0)
+        upstream_flush (ctx);
     batch_op_back (op);
 }
 

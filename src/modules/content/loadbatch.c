@@ -109,7 +109,7 @@ char *loadq_next (loadq_t *q, size_t *len, int *count)
     if (!q || q->count == 0 || q->inflight >= LOAD_WINDOW)
         return NULL;
     n = q->count < LOAD_BATCH_MAX ? q->count : LOAD_BATCH_MAX;
-    if (!(buf = malloc (n * LINE))) {
+    if (!(buf = malloc (n * LINE + 1))) {
         errno = ENOMEM;
         return NULL;
     }
@@ -117,12 +117,26 @@ char *loadq_next (loadq_t *q, size_t *len, int *count)
         memcpy (buf + i * LINE, q->slot[(q->head + i) % q->cap], BLOBREF_STRLEN);
         buf[i * LINE + BLOBREF_STRLEN] = '\n';
     }
+    buf[n * LINE] = '\0';
     q->head = (q->head + n) % q->cap;
     q->count -= n;
     q->inflight++;
     *len = n * LINE;
     *count = (int)n;
     return buf;
+}
+
+int loadq_pop (loadq_t *q, char *ref)
+{
+    if (!q || !ref || q->count == 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    memcpy (ref, q->slot[q->head], BLOBREF_STRLEN);
+    ref[BLOBREF_STRLEN] = '\0';
+    q->head = (q->head + 1) % q->cap;
+    q->count--;
+    return 0;
 }
 
 void loadq_done (loadq_t *q)

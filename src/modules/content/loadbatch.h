@@ -58,11 +58,15 @@ void loadq_destroy (loadq_t *q);
 int loadq_push (loadq_t *q, const char *ref);
 /* If a request may go (fewer than LOAD_WINDOW in flight) and refs wait:
  * the payload of the next one (the oldest refs, up to LOAD_BATCH_MAX;
- * *len bytes, malloc'd, *count refs), now counted in flight.  Else NULL
- * (errno 0; ENOMEM if the buffer could not be made: the refs stay
- * queued).
+ * *len bytes and a NUL after them, malloc'd, *count refs), now counted
+ * in flight.  Else NULL (errno 0; ENOMEM if the buffer could not be
+ * made: the refs stay queued).
  */
 char *loadq_next (loadq_t *q, size_t *len, int *count);
+/* Take the oldest queued ref into ref (BLOBREF_MAX bytes), not counted
+ * in flight: for loading it some other way.  -1 (ENOENT) if none waits.
+ */
+int loadq_pop (loadq_t *q, char *ref);
 /* One request in flight came back (answered or failed). */
 void loadq_done (loadq_t *q);
 int loadq_inflight (const loadq_t *q);

@@ -119,6 +119,8 @@ static void test_queue (void **state)
     assert_non_null ((buf = loadq_next (q, &len, &count)));
     assert_int_equal (count, 1);
     assert_int_equal (len, BLOBREF_STRLEN + 1);
+    assert_int_equal (buf[len], '\0');
+    assert_int_equal (strlen (buf), len);
     struct seen s = { .first = 0, .stop_at = -1 };
     assert_int_equal (loadbatch_foreach (buf, len, check_ref, &s, NULL), 1);
     free (buf);
@@ -157,6 +159,23 @@ static void test_queue (void **state)
     assert_int_equal (loadbatch_foreach (buf, len, check_ref, &s, NULL), 7);
     free (buf);
     assert_int_equal (loadq_waiting (q), 0);
+
+    /* pop: the oldest, one at a time, not in flight */
+    int inflight = loadq_inflight (q);
+    for (int i = 0; i < 3; i++) {
+        make_ref (500 + i, ref);
+        assert_int_equal (loadq_push (q, ref), 0);
+    }
+    char got[BLOBREF_MAX];
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal (loadq_pop (q, got), 0);
+        make_ref (500 + i, ref);
+        assert_string_equal (got, ref);
+    }
+    errno = 0;
+    assert_int_equal (loadq_pop (q, got), -1);
+    assert_int_equal (errno, ENOENT);
+    assert_int_equal (loadq_inflight (q), inflight);
 
     /* done never goes below zero; bad refs are refused */
     for (int i = 0; i < 10; i++)
