@@ -1208,8 +1208,11 @@ static void content_flush (struct sim *s, int b)
     }
 }
 
-/* A content module's miss goes to its parent. */
-static void upstream_load (struct sim *s, int b, int obj)
+/* A content module's miss goes to its parent: at once, or (load_batch)
+ * into the queue, sent by content_flush unless 'hold' (a child's batch
+ * is queued whole, then flushed once).
+ */
+static void upstream_load (struct sim *s, int b, int obj, bool hold)
 {
     if (!s->cfg->load_batch) {
         send_load (s, b, TH_CONTENT, kvsim_parent (b, s->cfg->k), obj);
@@ -1227,7 +1230,8 @@ static void upstream_load (struct sim *s, int b, int obj)
         cs->capbatch = cap;
     }
     cs->batch[cs->nbatch++] = obj;
-    content_flush (s, b);
+    if (!hold)
+        content_flush (s, b);
 }
 
 static void send_batch_resp (struct sim *s, int b, struct batchop *op)
@@ -1254,7 +1258,8 @@ static void send_batch_resp (struct sim *s, int b, struct batchop *op)
  * child's single load (thread >= 0), or a batched load (thread -2, the
  * batch op's index in 'part').
  */
-static int park (struct sim *s, int b, int obj, int broker, int thread, int part)
+static int park (struct sim *s, int b, int obj, int broker, int thread, int part,
+                 bool hold)
 {
     uint64_t key = bkey (b, obj);
     int64_t head = map_get (&s->cpend, key);
@@ -1265,7 +1270,7 @@ static int park (struct sim *s, int b, int obj, int broker, int thread, int part
         return -1;
     }
     if (first)
-        upstream_load (s, b, obj);
+        upstream_load (s, b, obj, hold);
     return 0;
 }
 
@@ -1294,9 +1299,10 @@ static void batch_load (struct sim *s, int b, struct msg *m)
         if (b == 0 || map_get (&s->ccache, bkey (b, obj)) >= 0)
             continue;
         s->bops[oi].remaining++;
-        if (park (s, b, obj, b, -2, oi) < 0)
+        if (park (s, b, obj, b, -2, oi, true) < 0)
             return;
     }
+    content_flush (s, b);
     if (--s->bops[oi].remaining == 0)
         send_batch_resp (s, b, &s->bops[oi]);
 }
@@ -1336,7 +1342,7 @@ static void content_done (struct sim *s, int b, int mi)
             send_load_resp (s, b, m->src_broker, m->src_thread, m->obj);
             return;
         }
-        (void)park (s, b, m->obj, m->src_broker, m->src_thread, -1);
+        (void)park (s, b, m->obj, m->src_broker, m->src_thread, -1, false);
         return;
     }
     /* M_LOAD_RESP from the parent */
