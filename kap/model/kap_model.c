@@ -64,7 +64,7 @@ static const char *usage_text =
 "      --json=FILE          write the prediction as JSON\n"
 "\n"
 "Job options: -N/--participants (default: one per broker), --brokers=N\n"
-"(default 1), --placement, and KAP's -P -C -p -c -a -d -e (see kap --help).\n";
+"(default 1), --placement, and KAP's -P -C -p -c -a -K -d -e (see kap --help).\n";
 
 struct model_opts {
     int k;
@@ -259,6 +259,7 @@ int main (int argc, char *argv[])
     cfg.value_size = kc.value_size;
     cfg.access_count = kc.access_count;
     cfg.access_stride = kc.access_stride;
+    cfg.keys_per_iter = kc.keys_per_iter;
     cfg.ndirs = kc.ndirs;
     cfg.redundant = kc.redundant;
     cfg.clients = mo.clients;

@@ -399,10 +399,19 @@ static int build_dir (struct sim *s, int *members, int n, int level, int depth,
 
 #define MAX_PATH 24
 
+/* Keys: producer p's k-th is key p * K + k (K = keys_per_iter), so with
+ * K = 1 a key is its producer.  ppath is indexed by key.
+ */
+static int nkeys (const struct kvsim_config *cfg)
+{
+    return cfg->producers * cfg->keys_per_iter;
+}
+
 static int build_objects (struct sim *s)
 {
     const struct kvsim_config *cfg = s->cfg;
-    int P = cfg->producers;
+    int K = cfg->keys_per_iter;
+    int P = nkeys (cfg);
     int entry = kvsim_entry_bytes (cfg->value_size) + 8;
     int root, kap, inst, iter;
 
@@ -430,8 +439,10 @@ static int build_objects (struct sim *s)
         return -1;
     for (int d = 0; d < cfg->ndirs; d++) {
         int m = 0;
-        for (int p = d; p < P; p += cfg->ndirs)
-            members[m++] = p;
+        for (int p = d; p < cfg->producers; p += cfg->ndirs) {
+            for (int k = 0; k < K; k++)
+                members[m++] = p * K + k;
+        }
         if (m > 0 && build_dir (s, members, m, 0, 4, entry) < 0) {
             free (members);
             return -1;
@@ -1374,9 +1385,11 @@ static void client_done (struct sim *s, int mi)
             f->dst_broker = pp->broker;
             f->dst_thread = TH_KVS;
             f->part = s->msgs[mi].part;
-            f->nops = pp->producer ? 1 : 0;
-            f->bytes = pp->producer ? op_bytes (cfg) : 0;
-            f->blob_bytes = pp->producer ? blob_bytes (cfg) : 0;
+            f->nops = pp->producer ? cfg->keys_per_iter : 0;
+            f->bytes = pp->producer ? op_bytes (cfg) * cfg->keys_per_iter : 0;
+            f->blob_bytes = pp->producer ? blob_bytes (cfg)
+                                           * (cfg->redundant ? 1 : cfg->keys_per_iter)
+                                         : 0;
             send_from (s, fi, pp->broker, true);
             return;
         }
@@ -1404,7 +1417,7 @@ static void participant_next (struct sim *s, int p)
     struct part *pp = &s->parts[p];
     const struct kvsim_config *cfg = s->cfg;
 
-    if (!pp->consumer || pp->access >= cfg->access_count) {
+    if (!pp->consumer || pp->access >= cfg->access_count * cfg->keys_per_iter) {
         double now = des_now (s->des);
         if (pp->consumer && now - pp->t_cons > s->res->consumer_wall)
             s->res->consumer_wall = now - pp->t_cons;
@@ -1422,7 +1435,10 @@ static void participant_next (struct sim *s, int p)
     l->dst_broker = pp->broker;
     l->dst_thread = TH_KVS;
     l->part = p;
-    l->target = target_of (cfg, p, pp->access);
+    /* access i (1..access_count) reads every key of its producer */
+    int i = (pp->access - 1) / cfg->keys_per_iter + 1;
+    int k = (pp->access - 1) % cfg->keys_per_iter;
+    l->target = target_of (cfg, p, i) * cfg->keys_per_iter + k;
     l->bytes = 80;
     send_from (s, li, pp->broker, true);
 }
@@ -1459,6 +1475,7 @@ void kvsim_config_default (struct kvsim_config *cfg)
     cfg->value_size = 8;
     cfg->access_count = 1;
     cfg->access_stride = 1;
+    cfg->keys_per_iter = 1;
     cfg->ndirs = 1;
     cfg->clients = KVSIM_CROWD;
     cfg->hdir_threshold = 128;
@@ -1473,7 +1490,7 @@ static int check_config (const struct kvsim_config *cfg)
         || cfg->producers < 1 || cfg->producers > cfg->participants
         || cfg->consumers < 0 || cfg->consumers > cfg->participants
         || cfg->value_size < 0 || cfg->access_count < 0
-        || cfg->access_stride < 1 || cfg->ndirs < 1
+        || cfg->access_stride < 1 || cfg->ndirs < 1 || cfg->keys_per_iter < 1
         || cfg->hdir_threshold < 2 || cfg->prime_max < 0
         || cfg->prime_budget < 0) {
         errno = EINVAL;
@@ -1520,7 +1537,7 @@ static void sim_free (struct sim *s)
     free (s->obj_isdir);
     free (s->obj_depth);
     if (s->ppath) {
-        for (int p = 0; p < s->cfg->producers; p++)
+        for (int p = 0; p < nkeys (s->cfg); p++)
             free (s->ppath[p]);
     }
     free (s->ppath);

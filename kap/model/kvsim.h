@@ -26,7 +26,9 @@
  *     (content.load-batch: at most KVSIM_LOAD_WINDOW in flight, up to
  *     KVSIM_LOAD_BATCH_MAX objects each) and a batch is answered once
  *     all its objects are in;
- *   - the directory layout is KAP's: kap.<inst>.<iter>.<dir>.<producer>,
+ *   - the directory layout is KAP's: kap.<inst>.<iter>.<dir>.<producer>
+ *     (with keys_per_iter K, K keys per producer, all read by a consumer
+ *     that reads the producer),
  *     directories over the hdir threshold hashed into 16-slot levels, and
  *     values over 64 bytes stored as separate blobs (one shared blob when
  *     values are redundant).
@@ -64,6 +66,8 @@ struct kvsim_config {
     int value_size;
     int access_count;
     int access_stride;
+    int keys_per_iter;      /* -K: keys per producer; a consumer reads all
+                             * of a producer's keys (default 1) */
     int ndirs;
     bool redundant;
     enum kvsim_clients clients;

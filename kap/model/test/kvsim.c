@@ -1,6 +1,7 @@
 /* test/kvsim.c - the tree model: exact latencies on a trivial tree,
  * determinism, relay and load counts, coalescing, held relays, priming, shared cores,
- * batched loads, the sync phase's load factors and byte costs.
+ * batched loads, several keys per producer, the sync phase's load factors
+ * and byte costs.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -347,6 +348,38 @@ static void test_load_batch (void **state)
     assert_true (fabs (tstat_mean (&batch.get) - tstat_mean (&one.get)) < 1e-6);
 }
 
+/* Several keys per producer (KAP's -K): a consumer reads every key of the
+ * producer it reads, the directory holds them all, and with K = 1 the
+ * run is the same as without.
+ */
+static void test_keys (void **state)
+{
+    struct kvsim_config cfg;
+    struct kap_costs c;
+    struct kvsim_result one, four, same;
+
+    kvsim_config_default (&cfg);
+    unit_costs (&c);
+    cfg.brokers = 4;
+    cfg.block = true;
+    cfg.participants = cfg.producers = cfg.consumers = 16;
+    cfg.hdir_threshold = 8;
+    assert_int_equal (kvsim_run (&cfg, &c, &one), 0);
+    cfg.keys_per_iter = 1;
+    assert_int_equal (kvsim_run (&cfg, &c, &same), 0);
+    assert_int_equal (same.loads, one.loads);
+    assert_true (tstat_mean (&same.sync) == tstat_mean (&one.sync));
+    cfg.keys_per_iter = 4;
+    assert_int_equal (kvsim_run (&cfg, &c, &four), 0);
+    assert_int_equal (four.get.count, 16 * 4);
+    assert_true (four.loads > one.loads);   /* 64 entries: more buckets */
+    assert_true (tstat_mean (&four.sync) > tstat_mean (&one.sync));
+    cfg.keys_per_iter = 0;
+    errno = 0;
+    assert_int_equal (kvsim_run (&cfg, &c, &four), -1);
+    assert_int_equal (errno, EINVAL);
+}
+
 static void test_cores (void **state)
 {
     struct kvsim_config cfg;
@@ -421,6 +454,7 @@ int main (void)
         cmocka_unit_test (test_hold),
         cmocka_unit_test (test_loads),
         cmocka_unit_test (test_load_batch),
+        cmocka_unit_test (test_keys),
         cmocka_unit_test (test_cores),
         cmocka_unit_test (test_shapes),
         cmocka_unit_test (test_bad_config),
