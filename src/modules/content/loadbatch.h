@@ -1,14 +1,14 @@
 /* loadbatch.h - content.load-batch: loading many blobs from the parent
  * in one request, and the queue of a content module's loads upstream.
  *
- * Why: a broker faults objects in from its parent one content.load per
- * blob.  When many consumers below a broker read different parts of a
- * large directory (the buckets of an hdir past the setroot's prime
- * budget), the brokers near the root handle one request and one response
- * per blob per child, and their threads' per-message cost becomes the
- * get latency of the whole instance (kap/model: 64-160 ms per get at
- * 2 048-16 384 nodes, k=2).  Batched, the same blobs cross each hop in a
- * few messages.
+ * Why: with one content.load per blob, when many consumers below a
+ * broker read different parts of a large directory (the buckets of an
+ * hdir past the setroot's prime budget), the brokers near the root
+ * handle one request and one response per blob per child, and their
+ * threads' per-message cost becomes the get latency of the whole
+ * instance (kap/model: 64-160 ms per get at 2 048-16 384 nodes, k=2;
+ * 7-16 ms batched).  Batched, the same blobs cross each hop in a few
+ * messages.
  *
  * The request's payload is its refs, each followed by '\n' (no NUL),
  * 1 to LOAD_BATCH_MAX of them.  The response is raw blob records
