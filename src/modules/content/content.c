@@ -114,6 +114,38 @@ static void respond_waiters (struct content_ctx *ctx, struct blobentry *e,
 
 /* Load */
 
+/* The bytes of pending entry e came from 'source' (the parent, or rank
+ * 0's backing store): checked against e's hash, cached, and every waiter
+ * answered.  A wrong hash (EIO: 'mismatch' says where) or no memory
+ * answers the waiters with the error and removes e.
+ */
+static void fill_loaded (struct content_ctx *ctx, struct blobentry *e,
+                         const void *data, size_t len, const char *source,
+                         const char *mismatch)
+{
+    char computed[BLOBREF_MAX];
+
+    if (blobref_hash (data, len, computed, sizeof (computed)) < 0
+        || strcmp (computed, e->ref) != 0) {
+        canopy_log (ctx->h, LOG_ERR, "%s sent wrong data for %s", source, e->ref);
+        respond_waiters (ctx, e, EIO, mismatch);
+        blobcache_remove (ctx->cache, e);
+    }
+    else if (blobcache_fill (ctx->cache, e, data, len, false) < 0) {
+        respond_waiters (ctx, e, ENOMEM, NULL);
+        blobcache_remove (ctx->cache, e);
+    }
+    else
+        respond_waiters (ctx, e, 0, NULL);
+}
+
+static void from_parent (struct content_ctx *ctx, struct blobentry *e,
+                         const void *data, size_t len)
+{
+    fill_loaded (ctx, e, data, len, "parent",
+                 "content from parent failed its hash check");
+}
+
 static void upstream_load_cb (canopy_future_t *f, void *arg)
 {
     struct content_ctx *ctx = arg;
@@ -121,35 +153,20 @@ static void upstream_load_cb (canopy_future_t *f, void *arg)
     struct blobentry *e = blobcache_lookup (ctx->cache, ref);
     const void *data;
     size_t len;
-    char computed[BLOBREF_MAX];
 
-    if (!e || e->valid) {       /* filled by a store meanwhile */
-        canopy_future_destroy (f);
-        return;
+    /* an entry gone or filled by a store meanwhile needs nothing */
+    if (e && !e->valid) {
+        if (canopy_rpc_get_raw (f, &data, &len) < 0) {
+            int errnum = errno;
+            respond_waiters (ctx, e, errnum, canopy_future_error_string (f));
+            blobcache_remove (ctx->cache, e);
+        }
+        else {
+            from_parent (ctx, e, data, len);
+            blobcache_purge (ctx->cache, false);
+        }
     }
-    if (canopy_rpc_get_raw (f, &data, &len) < 0) {
-        int errnum = errno;
-        respond_waiters (ctx, e, errnum, canopy_future_error_string (f));
-        blobcache_remove (ctx->cache, e);
-        canopy_future_destroy (f);
-        return;
-    }
-    if (blobref_hash (data, len, computed, sizeof (computed)) < 0
-        || strcmp (computed, ref) != 0) {
-        canopy_log (ctx->h, LOG_ERR, "parent sent wrong data for %s", ref);
-        respond_waiters (ctx, e, EIO, "content from parent failed its hash check");
-        blobcache_remove (ctx->cache, e);
-        canopy_future_destroy (f);
-        return;
-    }
-    if (blobcache_fill (ctx->cache, e, data, len, false) < 0) {
-        respond_waiters (ctx, e, ENOMEM, NULL);
-        blobcache_remove (ctx->cache, e);
-    }
-    else
-        respond_waiters (ctx, e, 0, NULL);
     canopy_future_destroy (f);
-    blobcache_purge (ctx->cache, false);
 }
 
 /* Load e (pending, waiters parked) from the parent on its own.  On
@@ -182,22 +199,9 @@ static int batch_rec (const char *ref, const void *data, size_t len, void *arg)
 {
     struct content_ctx *ctx = arg;
     struct blobentry *e = blobcache_lookup (ctx->cache, ref);
-    char computed[BLOBREF_MAX];
 
-    if (!e || e->valid)
-        return 0;
-    if (blobref_hash (data, len, computed, sizeof (computed)) < 0
-        || strcmp (computed, ref) != 0) {
-        canopy_log (ctx->h, LOG_ERR, "parent sent wrong data for %s", ref);
-        respond_waiters (ctx, e, EIO, "content from parent failed its hash check");
-        blobcache_remove (ctx->cache, e);
-    }
-    else if (blobcache_fill (ctx->cache, e, data, len, false) < 0) {
-        respond_waiters (ctx, e, ENOMEM, NULL);
-        blobcache_remove (ctx->cache, e);
-    }
-    else
-        respond_waiters (ctx, e, 0, NULL);
+    if (e && !e->valid)
+        from_parent (ctx, e, data, len);
     return 0;
 }
 
@@ -226,10 +230,11 @@ static void batch_loaded_cb (canopy_future_t *f, void *arg)
     canopy_error_t error;
 
     loadq_done (ctx->loadq);
-    if (canopy_rpc_get_raw (f, &data, &len) < 0)
+    if (canopy_rpc_get_raw (f, &data, &len) < 0) {
+        const char *why = canopy_future_error_string (f);
         canopy_log (ctx->h, LOG_DEBUG, "content.load-batch: %s: loading its blobs "
-                    "one by one", canopy_future_error_string (f)
-                                  ? canopy_future_error_string (f) : strerror (errno));
+                    "one by one", why ? why : strerror (errno));
+    }
     else if (blobrecs_foreach (data, len, batch_rec, ctx, &error) < 0)
         canopy_log (ctx->h, LOG_ERR, "content.load-batch answer: %s", error.text);
     (void)loadbatch_foreach (req, strlen (req), left_out, ctx, NULL);
@@ -294,19 +299,12 @@ static void upstream_queue (struct content_ctx *ctx, struct blobentry *e)
         single_load (ctx, e);
 }
 
-static void upstream_load (struct content_ctx *ctx, struct blobentry *e)
-{
-    upstream_queue (ctx, e);
-    upstream_flush (ctx);
-}
-
 /* Rank 0: the backing store answered a load. */
 static void backing_loaded (const char *ref, const void *data, size_t len,
                             int errnum, const char *errstr, void *arg)
 {
     struct content_ctx *ctx = arg;
     struct blobentry *e = blobcache_lookup (ctx->cache, ref);
-    char computed[BLOBREF_MAX];
 
     if (!e || e->valid)         /* filled by a store meanwhile */
         return;
@@ -318,20 +316,30 @@ static void backing_loaded (const char *ref, const void *data, size_t len,
         blobcache_remove (ctx->cache, e);
         return;
     }
-    if (blobref_hash (data, len, computed, sizeof (computed)) < 0
-        || strcmp (computed, ref) != 0) {
-        canopy_log (ctx->h, LOG_ERR, "the content store returned wrong data for %s", ref);
-        respond_waiters (ctx, e, EIO, "stored content failed its hash check");
-        blobcache_remove (ctx->cache, e);
-        return;
-    }
-    if (blobcache_fill (ctx->cache, e, data, len, false) < 0) {
-        respond_waiters (ctx, e, ENOMEM, NULL);
-        blobcache_remove (ctx->cache, e);
-    }
-    else
-        respond_waiters (ctx, e, 0, NULL);
+    fill_loaded (ctx, e, data, len, "the content store",
+                 "stored content failed its hash check");
     blobcache_purge (ctx->cache, false);
+}
+
+/* e was just made pending for a miss, with its first waiter parked: load
+ * it, on rank 0 from the backing store, elsewhere from the parent (queued,
+ * and sent now unless 'queue_only': the caller flushes).  If the load
+ * cannot start, the waiters hear why and e is removed.
+ */
+static void start_load (struct content_ctx *ctx, struct blobentry *e, bool queue_only)
+{
+    if (ctx->rank > 0) {
+        upstream_queue (ctx, e);
+        if (!queue_only)
+            upstream_flush (ctx);
+    }
+    else if (backing_load (ctx->backing, e->ref) < 0) {
+        int errnum = errno;
+        respond_waiters (ctx, e, errnum, errnum == ENOENT
+                                         ? "unknown blob"
+                                         : "cannot reach the backing store");
+        blobcache_remove (ctx->cache, e);
+    }
 }
 
 static void load_cb (canopy_t *h, canopy_msg_handler_t *mh,
@@ -367,16 +375,7 @@ static void load_cb (canopy_t *h, canopy_msg_handler_t *mh,
             blobcache_remove (ctx->cache, e);
         return;
     }
-    if (ctx->rank == 0) {
-        if (backing_load (ctx->backing, ref) < 0) {
-            respond_waiters (ctx, e, errno == ENOENT ? ENOENT : errno,
-                             errno == ENOENT ? "unknown blob"
-                                             : "cannot reach the backing store");
-            blobcache_remove (ctx->cache, e);
-        }
-        return;
-    }
-    upstream_load (ctx, e);
+    start_load (ctx, e, false);
 }
 
 /* Batched loads: a request waiting for the blobs it misses */
@@ -394,24 +393,32 @@ struct batch_op {
  */
 enum { BATCH_ANSWER_MAX = 16 * 1024 * 1024 };
 
-static int answer_size (const char *ref, void *arg)
+/* The entry of 'ref' if the answer takes it (here, and within the size
+ * bound after what it took so far, counted in op->size).  Both passes of
+ * batch_respond ask this, in the same order, so they agree.
+ */
+static struct blobentry *answer_takes (struct batch_op *op, const char *ref)
 {
-    struct batch_op *op = arg;
     struct blobentry *e = blobcache_lookup (op->ctx->cache, ref);
 
-    if (e && e->valid && op->size + blobrecs_size (e->len) <= BATCH_ANSWER_MAX)
-        op->size += blobrecs_size (e->len);
+    if (!e || !e->valid || op->size + blobrecs_size (e->len) > BATCH_ANSWER_MAX)
+        return NULL;
+    op->size += blobrecs_size (e->len);
+    return e;
+}
+
+static int answer_size (const char *ref, void *arg)
+{
+    (void)answer_takes (arg, ref);
     return 0;
 }
 
 static int answer_put (const char *ref, void *arg)
 {
     struct batch_op *op = arg;
-    struct blobentry *e = blobcache_lookup (op->ctx->cache, ref);
+    struct blobentry *e = answer_takes (op, ref);
 
-    /* the same test as answer_size, in the same order */
-    if (e && e->valid && op->size + blobrecs_size (e->len) <= BATCH_ANSWER_MAX) {
-        op->size += blobrecs_size (e->len);
+    if (e) {
         op->p = blobrecs_put (op->p, e->ref, e->data, e->len);
         blobcache_touch (op->ctx->cache, e);
     }
@@ -472,12 +479,7 @@ static int batch_want (const char *ref, void *arg)
             return 0;
         }
         op->remaining++;
-        if (ctx->rank > 0)
-            upstream_queue (ctx, e);    /* load_batch_cb flushes once */
-        else if (backing_load (ctx->backing, ref) < 0) {
-            respond_waiters (ctx, e, errno, NULL);  /* op->remaining-- */
-            blobcache_remove (ctx->cache, e);
-        }
+        start_load (ctx, e, true);      /* load_batch_cb flushes once */
         return 0;
     }
     if (blobcache_park_op (e, op) == 0)      /* pending: wait for it */
