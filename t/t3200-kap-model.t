@@ -45,9 +45,10 @@ test_expect_success 'load factors and byte costs slow the sync phase' '
 		"\$a[0].metrics.sync.mean_us > \$b[0].metrics.sync.mean_us"
 '
 test_expect_success 'calibrate.sh measures every cost, the load factors and byte costs' '
-	$SCRIPTS/calibrate.sh -q -b $SHARNESS_BUILD_DIRECTORY -o costs.json >/dev/null 2>cal.err &&
+	$SCRIPTS/calibrate.sh -q -g 31 -b $SHARNESS_BUILD_DIRECTORY -o costs.json >/dev/null 2>cal.err &&
 	for k in route lookup fence_req apply direct_msg sync_broker sync_module \
-		sync_client route_byte kvs_byte get_module get_client; do
+		sync_client route_byte kvs_byte get_module get_client \
+		get_grow_module get_grow_client; do
 		jq -e ".$k >= 0" costs.json || return 1
 	done &&
 	jq -e ".sync_broker >= 0.25 and .sync_module >= 0.25 and .sync_client >= 0.25" costs.json &&
@@ -55,10 +56,20 @@ test_expect_success 'calibrate.sh measures every cost, the load factors and byte
 	grep "^load8_broker_us [0-9]" costs.raw &&
 	grep "^load_client_us [0-9]" costs.raw &&
 	grep "^get_module_us [0-9]" costs.raw &&
+	grep "^grow_get_client_us [0-9]" costs.raw &&
+	grep "^grow_brokers 31" costs.raw &&
+	jq -e ".get_brokers == 15 and .get_grow_module <= 1 and .get_grow_client <= 1" costs.json &&
 	grep "^cpu_ping_kvs_direct [0-9]" costs.raw &&
 	jq -r ._load_scale costs.json | grep "loaded 8-byte fence" &&
-	jq -r ._load_scale costs.json | grep "loaded 4-get consumer phase" &&
+	jq -r ._load_scale costs.json | grep "16 gets less the fence alone" &&
+	jq -r ._load_scale costs.json | grep "on 31 brokers modules x" &&
 	$MODEL --costs=costs.json --brokers=3 -N 12 >/dev/null
+'
+test_expect_success 'calibrate.sh refuses a growth instance no larger than the second' '
+	test_must_fail $SCRIPTS/calibrate.sh -q -n 15 -g 15 \
+		-b $SHARNESS_BUILD_DIRECTORY -o never.json 2>err &&
+	grep "more than -n" err &&
+	! test -e never.json
 '
 test_expect_success 'validate.sh puts measured runs beside the model' '
 	$SCRIPTS/validate.sh -b $SHARNESS_BUILD_DIRECTORY -c costs.json -s 4 -r 1 \

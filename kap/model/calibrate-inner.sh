@@ -3,7 +3,8 @@
 # instance (CANOPY_URI set).  "local" is meant for a 1-broker instance,
 # "tree" for a larger one.  Prints "name value" lines; times in
 # microseconds.  Environment: CANOPY PING KVSB CROWD TMP SCALE (set by
-# calibrate.sh).
+# calibrate.sh).  "grow" runs only the loaded 8-byte fence and consumer
+# phase, on a larger instance: how a get's CPU grows with the instance.
 set -eu
 
 n=$((20000 / SCALE))
@@ -89,6 +90,7 @@ if test "$1" = local; then
     exit 0
 fi
 
+if test "$1" = tree; then
 measure $n $PING -n $n -w 200 -r 1 broker
 echo "rtt_rank1 $(median_of)"
 echo "cpu_ping_rank1 $bcpu_op"
@@ -107,6 +109,7 @@ jq -s -r '
     "relay_decode_us \(total(.timing."relay-decode") / count(.timing."relay-decode"))",
     "relay_encode_us \(total(.timing."relay-encode") / count(.timing."relay-encode"))",
     "relay_bytes \(($r | map(.counters."relay-bytes") | add) / ($r | map(.counters."relays-sent") | add))"' "$TMP/all"
+fi
 
 # Under load every message costs more than in the loops above (caches,
 # context switches among a hundred threads, ZeroMQ's I/O threads).
@@ -160,7 +163,11 @@ loaded () {
 }
 # the sync phase: fences of 8-byte and of 1 KiB values
 loaded load8 310 connected "sync phase" -p 8 -C 0
-loaded load 320 connected "sync phase" -p 1024 -C 0
-# the consumer phase: 4 gets per participant of 8-byte values in one
-# directory, from the end of the sync phase to the end of the gets
-loaded get 330 "sync phase" "consumer phase" -p 8 -c 4
+if test "$1" = tree; then loaded load 320 connected "sync phase" -p 1024 -C 0; fi
+# the consumer phase: the same 8-byte fence, then 16 gets per participant
+# from one directory, to the end of the gets.  A participant starts its
+# gets as soon as its own fence is answered, so the gets are not all
+# after the last fence's answer: calibrate.sh takes the whole run less
+# the fence alone (load8) as the gets' CPU.
+loaded get 330 connected "consumer phase" -p 8 -c 16
+if test "$1" = grow; then echo "brokers $size"; fi

@@ -1,7 +1,8 @@
 #!/bin/bash
 # calibrate.sh - measure the model's per-message costs on this machine.
 #
-#   kap/model/calibrate.sh [-b BUILDDIR] [-o COSTS.json] [-n BROKERS] [-q]
+#   kap/model/calibrate.sh [-b BUILDDIR] [-o COSTS.json] [-n BROKERS]
+#                          [-g BROKERS] [-q]
 #
 # Every cost of costs.h is derived from a small measurement on a live
 # instance, with CPU time read from /proc (brokers) and from the shell's
@@ -48,18 +49,26 @@
 #                                and the KVS threads handled (not the
 #                                setroot event on the KVS: scanned lazily)
 #   get_module, get_client       the same for the consumer phase: a loaded
-#                                run of 4 gets per participant (kap-crowd
-#                                sends them in bursts, read and answered
-#                                together, cheaper per message than the
-#                                loops), measured CPU / what the model
-#                                charges for its gets (at least 0.1).
-#                                Separate from the sync factors: scaling
-#                                gets by the fence's made them 2-3x slow.
-#                                No broker factor: with the direct channel
-#                                gets do not cross the broker thread, whose
-#                                CPU in that phase is other work
+#                                run of the 8-byte fence and 16 gets per
+#                                participant less the fence alone
+#                                (kap-crowd sends gets in bursts, read and
+#                                answered together, cheaper per message
+#                                than the loops), measured CPU / what the
+#                                model charges for its gets (at least
+#                                0.1).  Separate from the sync factors:
+#                                scaling gets by the fence's made them 2-3x
+#                                slow.  No broker factor: with the direct
+#                                channel gets do not cross the broker
+#                                thread, whose CPU in that phase is other
+#                                work
+#   get_grow_module,             the same two factors measured again on a
+#   get_grow_client,             third, larger instance: the exponent x of
+#   get_brokers                  (brokers / get_brokers)^x that takes one
+#                                to the other (0 to 1), and the second
+#                                instance's size
 # -n sets the size of the second instance, where the tree costs and the
-# loaded runs are measured (default 15 brokers, k=2).
+# loaded runs are measured (default 15 brokers, k=2); -g the size of the
+# third (default 127; 0 skips it: no growth).
 # With -q the counts are cut by 5 (a rough calibration in a few seconds).
 # Writes COSTS.json (default: costs.json here) and prints it.
 set -eu
@@ -68,11 +77,13 @@ build=build
 out=costs.json
 scale=1
 nb=15
-while getopts b:o:n:qh opt; do
+ng=127
+while getopts b:o:n:g:qh opt; do
     case $opt in
         b) build=$OPTARG ;;
         o) out=$OPTARG ;;
         n) nb=$OPTARG ;;
+        g) ng=$OPTARG ;;
         q) scale=5 ;;
         h) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "calibrate: see -h" >&2; exit 1 ;;
@@ -91,10 +102,21 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
 inner=$(dirname "$0")/calibrate-inner.sh
+case $nb$ng in
+    *[!0-9]*) echo "calibrate: -n and -g take a number of brokers" >&2; exit 1 ;;
+esac
+if test "$ng" -gt 0 && test "$ng" -le "$nb"; then
+    echo "calibrate: -g must be 0 or more than -n ($nb)" >&2
+    exit 1
+fi
 echo "calibrate: measuring on 1 broker, then on $nb (k=2)..." >&2
 export CANOPY=$canopy PING=$ping KVSB=$kvsb CROWD=$crowd TMP=$tmp SCALE=$scale
 "$canopy" start -n 1 -- "$inner" local >"$tmp/raw"
 "$canopy" start -n "$nb" -k 2 -- "$inner" tree >>"$tmp/raw"
+if test "$ng" -gt 0; then
+    echo "calibrate: the loaded runs again on $ng brokers..." >&2
+    "$canopy" start -n "$ng" -k 2 -- "$inner" grow | sed 's/^/grow_/' >>"$tmp/raw"
+fi
 
 # Derive the costs (all microseconds).
 awk -v cores=$(nproc) -v k=2 -v when="$(date -u +%Y-%m-%dT%H:%MZ)" '
@@ -187,21 +209,41 @@ if test -x "$model"; then
         ._load_scale = "sync phase: broker x\(.sync_broker), modules x\(.sync_module), client x\(.sync_client) (loaded 8-byte fence on \($nb) brokers); bytes: broker \(.route_byte) us, KVS \(.kvs_byte) us (loaded 1 KiB fence)"
     ' "$out" >"$tmp/scaled.json" && mv "$tmp/scaled.json" "$out"
     # the consumer phase: the model's charge for it is what a run with
-    # gets costs beyond the same run without (the same sync phase)
-    "$model" --brokers "$nb" -k 2 -N $((nb * 16)) -p 8 -c 4 --clients crowd \
-        --cores "$(nproc)" --costs "$out" --json "$tmp/modelget.json" >/dev/null
-    "$model" --brokers "$nb" -k 2 -N $((nb * 16)) -p 8 -C 0 --clients crowd \
-        --cores "$(nproc)" --costs "$out" --json "$tmp/modelnoget.json" >/dev/null
-    jq --argjson nb "$nb" --slurpfile g "$tmp/modelget.json" --slurpfile s "$tmp/modelnoget.json" \
-       --argjson gm "$(raw get_module_us)" \
-       --argjson gc "$(raw get_client_us)" '
-        ($g[0].counters) as $g | ($s[0].counters) as $s |
-        def r3: . * 1000 | round / 1000;
-        def f(meas; model): [(meas / ([model, 1] | max)), 0.1] | max | r3;
-        .get_module = f($gm; ($g.cpu_kvs_us + $g.cpu_content_us)
-                             - ($s.cpu_kvs_us + $s.cpu_content_us)) |
-        .get_client = f($gc; $g.cpu_client_us - $s.cpu_client_us) |
-        ._load_scale += "; consumer phase: modules x\(.get_module), client x\(.get_client) (loaded 4-get consumer phase on \($nb) brokers)"
+    # gets costs beyond the same run without (the same sync phase), as
+    # measured; here with factor 1, and on the third instance without
+    # growth, so each size gives its own factor
+    getcharge () {  # BROKERS: "module client" microseconds of the gets
+        "$model" --brokers "$1" -k 2 -N $(($1 * 16)) -p 8 -c 16 --clients crowd \
+            --cores "$(nproc)" --costs "$out" --json "$tmp/modelget.json" >/dev/null
+        "$model" --brokers "$1" -k 2 -N $(($1 * 16)) -p 8 -C 0 --clients crowd \
+            --cores "$(nproc)" --costs "$out" --json "$tmp/modelnoget.json" >/dev/null
+        jq -n -r --slurpfile g "$tmp/modelget.json" --slurpfile s "$tmp/modelnoget.json" '
+            ($g[0].counters) as $g | ($s[0].counters) as $s |
+            "\(($g.cpu_kvs_us + $g.cpu_content_us) - ($s.cpu_kvs_us + $s.cpu_content_us)) \($g.cpu_client_us - $s.cpu_client_us)"'
+    }
+    # FACTOR MEASURED CHARGE: measured / charge, at least 0.1
+    factor () { awk -v m="$1" -v c="$2" 'BEGIN { f = m / (c > 1 ? c : 1); printf "%.3f", (f > 0.1 ? f : 0.1) }'; }
+    set -- $(getcharge "$nb")
+    gm=$(factor "$(awk -v a="$(raw get_module_us)" -v b="$(raw load8_module_us)" 'BEGIN { print a - b }')" "$1")
+    gc=$(factor "$(awk -v a="$(raw get_client_us)" -v b="$(raw load8_client_us)" 'BEGIN { print a - b }')" "$2")
+    xm=0 xc=0
+    if test "$ng" -gt 0; then
+        set -- $(getcharge "$ng")
+        gm2=$(factor "$(awk -v a="$(raw grow_get_module_us)" -v b="$(raw grow_load8_module_us)" 'BEGIN { print a - b }')" "$1")
+        gc2=$(factor "$(awk -v a="$(raw grow_get_client_us)" -v b="$(raw grow_load8_client_us)" 'BEGIN { print a - b }')" "$2")
+        # the exponent taking the first factor to the second, 0 to 1
+        grow () { awk -v a="$1" -v b="$2" -v n1="$nb" -v n2="$ng" 'BEGIN {
+                      x = log (b / a) / log (n2 / n1); if (x < 0) x = 0; if (x > 1) x = 1
+                      printf "%.3f", x }'; }
+        xm=$(grow "$gm" "$gm2")
+        xc=$(grow "$gc" "$gc2")
+        grew="; on $ng brokers modules x$gm2, client x$gc2: grown by (brokers / $nb)^$xm and ^$xc"
+    fi
+    jq --argjson gm "$gm" --argjson gc "$gc" --argjson xm "$xm" --argjson xc "$xc" \
+       --argjson nb "$nb" --arg grew "${grew:-}" '
+        .get_module = $gm | .get_client = $gc |
+        .get_grow_module = $xm | .get_grow_client = $xc | .get_brokers = $nb |
+        ._load_scale += "; consumer phase: modules x\(.get_module), client x\(.get_client) (loaded fence and 16 gets less the fence alone, on \($nb) brokers)\($grew)"
     ' "$out" >"$tmp/scaled.json" && mv "$tmp/scaled.json" "$out"
 fi
 cp "$tmp/raw" "${out%.json}.raw"

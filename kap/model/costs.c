@@ -49,6 +49,9 @@ static const struct field fields[] = {
     F (sync_client, 1.0),
     F (get_module, 1.0),
     F (get_client, 1.0),
+    F (get_grow_module, 0.0),
+    F (get_grow_client, 0.0),
+    F (get_brokers, 15.0),
 };
 #undef F
 #define NFIELDS (sizeof (fields) / sizeof (fields[0]))

@@ -70,6 +70,18 @@ struct kap_costs {
      */
     double get_module;
     double get_client;
+    /* how those two grow with the instance on this machine: a get's CPU
+     * on the module threads and the client, burst for burst, grows with
+     * the number of brokers sharing the cores and caches (measured:
+     * 9 -> 15 us on the KVS threads from 16 to 128 brokers at 16
+     * participants each, with as many gets per wake-up).  With cores > 0
+     * the factors are multiplied by (brokers / get_brokers)^get_grow_*,
+     * get_brokers being the size they were measured on; exponents (0: no
+     * growth), never applied with cores = 0 (a broker per node).
+     */
+    double get_grow_module;
+    double get_grow_client;
+    double get_brokers;
     /* machine: cores shared by every thread of every broker and the
      * clients (0: every thread has its own core, as on a cluster)
      */

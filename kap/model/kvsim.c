@@ -128,6 +128,7 @@ struct sim {
     int *ready;                 /* servers waiting for a core (ring) */
     int rhead, rlen, rcap;
     int cores_free;
+    double get_module, get_client;  /* the costs' factors, grown (costs.h) */
     struct kvs_state *kvs;
     struct cstate *cst;
     struct batchop *bops;
@@ -772,9 +773,9 @@ static double job_cost (struct sim *s, struct server *sv, struct msg *m)
                 return cost;
             case TH_KVS:
             case TH_CONTENT:
-                return cost * s->c->get_module;
+                return cost * s->get_module;
             default:
-                return cost * s->c->get_client;
+                return cost * s->get_client;
         }
     }
     switch (sv->thread) {
@@ -1570,6 +1571,13 @@ int kvsim_run (const struct kvsim_config *cfg, const struct kap_costs *costs,
     s.res = res;
     s.free_msg = -1;
     s.cores_free = costs->cores;
+    s.get_module = costs->get_module;
+    s.get_client = costs->get_client;
+    if (costs->cores > 0 && costs->get_brokers > 0) {
+        double ratio = cfg->brokers / costs->get_brokers;
+        s.get_module *= pow (ratio, costs->get_grow_module);
+        s.get_client *= pow (ratio, costs->get_grow_client);
+    }
     s.nclients = cfg->clients == KVSIM_CROWD ? 1 : cfg->participants;
     s.nservers = 3 * cfg->brokers + s.nclients;
     if (!(s.des = des_create ())

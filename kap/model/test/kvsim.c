@@ -1,7 +1,7 @@
 /* test/kvsim.c - the tree model: exact latencies on a trivial tree,
  * determinism, relay and load counts, coalescing, held relays, priming, shared cores,
  * batched loads, several keys per producer, the sync phase's load factors
- * and byte costs.
+ * and byte costs, the consumer factors' growth on shared cores.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -180,6 +180,38 @@ static void test_get_scaling (void **state)
     assert_non_null (o);
     assert_int_equal (kap_costs_from_json (&c, o, errbuf, sizeof (errbuf)), -1);
     json_decref (o);
+}
+
+/* On shared cores the consumer factors grow with the instance:
+ * (brokers / get_brokers)^get_grow_*.  With a core per thread they do
+ * not.  One broker, one participant: the get's charge is exact.
+ */
+static void test_get_grow (void **state)
+{
+    struct kvsim_config cfg;
+    struct kap_costs c;
+    struct kvsim_result r;
+
+    kvsim_config_default (&cfg);
+    unit_costs (&c);
+    c.cores = 4;
+    c.get_brokers = 0.25;       /* one broker: 4x the calibration's size */
+    c.get_grow_module = 0.5;    /* x2 */
+    c.get_grow_client = 1;      /* x4 */
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    /* client 7x4, ipc 10, route 1, lookup 11x2, route 1, ipc 10 */
+    assert_true (fabs (tstat_mean (&r.get) - (28 + 10 + 1 + 22 + 1 + 10)) < 1e-9);
+    /* the sync phase is not grown */
+    assert_true (fabs (tstat_mean (&r.sync) - (7 + 10 + 1 + 4 + 56 + 1 + 10)) < 1e-9);
+    /* a core per thread (a cluster): no growth */
+    c.cores = 0;
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    assert_true (fabs (tstat_mean (&r.get) - (7 + 10 + 1 + 11 + 1 + 10)) < 1e-9);
+    /* no calibration size: no growth */
+    c.cores = 4;
+    c.get_brokers = 0;
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    assert_true (fabs (tstat_mean (&r.get) - (7 + 10 + 1 + 11 + 1 + 10)) < 1e-9);
 }
 
 static void test_deterministic (void **state)
@@ -449,6 +481,7 @@ int main (void)
         cmocka_unit_test (test_direct),
         cmocka_unit_test (test_sync_scaling),
         cmocka_unit_test (test_get_scaling),
+        cmocka_unit_test (test_get_grow),
         cmocka_unit_test (test_deterministic),
         cmocka_unit_test (test_relays),
         cmocka_unit_test (test_hold),
