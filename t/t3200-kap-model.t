@@ -61,6 +61,7 @@ test_expect_success 'calibrate.sh measures every cost, the load factors and byte
 	jq -e ".get_brokers == 15 and .get_grow_module <= 1 and .get_grow_client <= 1" costs.json &&
 	grep "^cpu_ping_kvs_direct [0-9]" costs.raw &&
 	jq -r ._load_scale costs.json | grep "loaded 8-byte fence" &&
+	jq -r ._loops costs.json | grep "one core (taskset -c 0)" &&
 	jq -r ._load_scale costs.json | grep "16 gets less the fence alone" &&
 	jq -r ._load_scale costs.json | grep "on 31 brokers modules x" &&
 	$MODEL --costs=costs.json --brokers=3 -N 12 >/dev/null

@@ -135,11 +135,12 @@ ccpu () {
 # loaded PREFIX INST FROM TO OPTS...: kap-crowd runs with OPTS, 16
 # participants per broker, KAP instances INST+1...; the CPU of each
 # thread kind between the progress lines matching FROM and TO, the
-# median of 5 runs for each kind
+# median of $runs runs for each kind (9; 5 with -q): one run's CPU
+# differs from the next by up to a third
 loaded () {
     local prefix=$1 inst=$2 from=$3 to=$4 i line
     shift 4
-    for i in 1 2 3 4 5; do
+    for i in $(seq 1 $runs); do
         while read -r line; do
             case "$line" in
                 *"$from"*) tsnap >"$TMP/l0"; ccpu "$line" >"$TMP/c0" ;;
@@ -161,6 +162,10 @@ loaded () {
         END { print p "_broker_us", med(b); print p "_module_us", med(m);
               print p "_client_us", med(c) }'
 }
+runs=$((SCALE > 1 ? 5 : 9))
+# a fresh instance's first run costs several times the next (connections,
+# first loads): one run unmeasured
+if test "$1" = grow; then $CROWD -N $((size * 16)) -p 8 -C 0 -n 300 >/dev/null; fi
 # the sync phase: fences of 8-byte and of 1 KiB values
 loaded load8 310 connected "sync phase" -p 8 -C 0
 if test "$1" = tree; then loaded load 320 connected "sync phase" -p 1024 -C 0; fi

@@ -7,7 +7,8 @@
 # Every cost of costs.h is derived from a small measurement on a live
 # instance, with CPU time read from /proc (brokers) and from the shell's
 # child accounting (clients), so that other load on the machine inflates
-# latencies rather than costs:
+# latencies rather than costs.  The loops run on one core (taskset), the
+# loaded runs on every core:
 #   client_msg, route, ipc_lat   broker.ping to the local broker: client and
 #                                broker CPU per ping, the rest of the round
 #                                trip is the wire
@@ -33,17 +34,17 @@
 # Then, because a fence under load costs more per message than these
 # loops (a hundred threads waking one another on two cores, ZeroMQ's I/O
 # threads), kap-crowd fences on the second instance (16 participants per
-# broker, the median of 5 runs) are measured per thread kind (broker +
+# broker, the median of 9 runs) are measured per thread kind (broker +
 # I/O, modules, the client):
 #   sync_broker, sync_module,    measured CPU / the model's charge for the
 #   sync_client                  fence of 8-byte values (at least 0.25):
 #                                factors for the sync phase's messages.
-#                                Below 1 when the loops overstate a
-#                                fence: fence_req comes from one-key
-#                                commits and carries what a commit pays
-#                                once (stores, the event), which a fence
-#                                of many participants pays once in all
-#   route_byte, kvs_byte         what the fence of 1 KiB values cost beyond
+#                                The broker's is large (x12-19: messages
+#                                between brokers cross ZeroMQ and its I/O
+#                                threads, the loops' local ones do not),
+#                                the modules' and the client's 1.3-2
+#   route_byte, kvs_byte         what the fence of 1 KiB values (kvs.prime
+#                                off: the model leaves that event out) cost beyond
 #                                the model's charge with those factors, per
 #                                byte of the messages the broker threads
 #                                and the KVS threads handled (not the
@@ -111,11 +112,28 @@ if test "$ng" -gt 0 && test "$ng" -le "$nb"; then
 fi
 echo "calibrate: measuring on 1 broker, then on $nb (k=2)..." >&2
 export CANOPY=$canopy PING=$ping KVSB=$kvsb CROWD=$crowd TMP=$tmp SCALE=$scale
-"$canopy" start -n 1 -- "$inner" local >"$tmp/raw"
-"$canopy" start -n "$nb" -k 2 -- "$inner" tree >>"$tmp/raw"
+# The loops run on one core.  Left to the scheduler, a loop's client and
+# broker land on one core or on two from one run to the next, and on two
+# every round trip wakes an idle processor (on this virtual machine
+# 13-24 us of broker CPU per ping instead of 3.3-3.5, and 40-70 us of
+# wall instead of 8): the costs came out 2-5x apart between runs.  Under
+# load no core idles, and the loaded runs below stand for the rest.
+pin=
+if command -v taskset >/dev/null && taskset -c 0 true 2>/dev/null; then
+    pin="taskset -c 0"
+else
+    echo "calibrate: taskset cannot pin the loops to one core; the costs will vary more" >&2
+fi
+$pin "$canopy" start -n 1 -- "$inner" local >"$tmp/raw"
+# kvs.prime off: after a collective fence canopy sends the new values in
+# their own event, after the setroot and off the fence's path, and the
+# model leaves that event out; its CPU must not be charged to the bytes
+# of the fence's messages (route_byte, kvs_byte)
+noprime="-S kvs.prime-values=0"
+"$canopy" start -n "$nb" -k 2 $noprime -- "$inner" tree >>"$tmp/raw"
 if test "$ng" -gt 0; then
     echo "calibrate: the loaded runs again on $ng brokers..." >&2
-    "$canopy" start -n "$ng" -k 2 -- "$inner" grow | sed 's/^/grow_/' >>"$tmp/raw"
+    "$canopy" start -n "$ng" -k 2 $noprime -- "$inner" grow | sed 's/^/grow_/' >>"$tmp/raw"
 fi
 
 # Derive the costs (all microseconds).
@@ -181,6 +199,9 @@ awk -v cores=$(nproc) -v k=2 -v when="$(date -u +%Y-%m-%dT%H:%MZ)" '
         printf "  \"put\": %.3f,\n  \"put_byte\": %.5f,\n", put, putb
         printf "  \"client_msg\": %.3f,\n  \"cores\": %d\n}\n", client, cores
     }' "$tmp/raw" >"$out"
+if test -n "$pin"; then loops="loops on one core ($pin)"; else loops="loops not pinned (no taskset)"; fi
+loops="$loops; the loaded runs with kvs.prime-values=0"
+jq --arg l "$loops" '._loops = $l' "$out" >"$tmp/loops.json" && mv "$tmp/loops.json" "$out"
 # Scale for load: what the model charges for the loaded runs of
 # calibrate-inner.sh (the second instance, 16 participants per broker)
 # against the CPU the threads really used, thread kind by thread kind.
