@@ -48,7 +48,7 @@ test_expect_success 'calibrate.sh measures every cost, the load factors and byte
 	$SCRIPTS/calibrate.sh -q -g 31 -b $SHARNESS_BUILD_DIRECTORY -o costs.json >/dev/null 2>cal.err &&
 	for k in route lookup fence_req apply direct_msg sync_broker sync_module \
 		sync_client route_byte kvs_byte get_module get_client \
-		get_grow_module get_grow_client; do
+		get_grow_module get_grow_client sync_grow; do
 		jq -e ".$k >= 0" costs.json || return 1
 	done &&
 	jq -e ".sync_broker >= 0.25 and .sync_module >= 0.25 and .sync_client >= 0.25" costs.json &&
@@ -58,7 +58,8 @@ test_expect_success 'calibrate.sh measures every cost, the load factors and byte
 	grep "^get_module_us [0-9]" costs.raw &&
 	grep "^grow_get_client_us [0-9]" costs.raw &&
 	grep "^grow_brokers 31" costs.raw &&
-	jq -e ".get_brokers == 15 and .get_grow_module <= 1 and .get_grow_client <= 1" costs.json &&
+	jq -e ".grow_brokers == 15 and .get_grow_module <= 1 and .get_grow_client <= 1 and .sync_grow <= 1" costs.json &&
+	jq -r ._load_scale costs.json | grep "the sync phase grown by" &&
 	grep "^cpu_ping_kvs_direct [0-9]" costs.raw &&
 	jq -r ._load_scale costs.json | grep "loaded 8-byte fence" &&
 	jq -r ._loops costs.json | grep "one core (taskset -c 0)" &&

@@ -64,9 +64,13 @@
 #                                work
 #   get_grow_module,             the same two factors measured again on a
 #   get_grow_client,             third, larger instance: the exponent x of
-#   get_brokers                  (brokers / get_brokers)^x that takes one
+#   grow_brokers                 (brokers / grow_brokers)^x that takes one
 #                                to the other (0 to 1), and the second
 #                                instance's size
+#   sync_grow                    the same for the 8-byte fence's CPU, all
+#                                thread kinds together: measured over the
+#                                model's charge on the third instance and
+#                                on the second
 # -n sets the size of the second instance, where the tree costs and the
 # loaded runs are measured (default 15 brokers, k=2); -g the size of the
 # third (default 127; 0 skips it: no growth).
@@ -244,12 +248,21 @@ if test -x "$model"; then
     }
     # FACTOR MEASURED CHARGE: measured / charge, at least 0.1
     factor () { awk -v m="$1" -v c="$2" 'BEGIN { f = m / (c > 1 ? c : 1); printf "%.3f", (f > 0.1 ? f : 0.1) }'; }
+    # the 8-byte fence's measured CPU, every thread kind, over the model's
+    # (the run without gets getcharge just made): SIZE PREFIX
+    syncratio () { jq -n -r --slurpfile s "$tmp/modelnoget.json" \
+        --argjson b "$(raw ${2}load8_broker_us)" --argjson m "$(raw ${2}load8_module_us)" \
+        --argjson c "$(raw ${2}load8_client_us)" '
+            ($s[0].counters) as $s |
+            ($b + $m + $c) / ($s.cpu_broker_us + $s.cpu_kvs_us + $s.cpu_content_us + $s.cpu_client_us)'; }
     set -- $(getcharge "$nb")
+    sr=$(syncratio "$nb" "")
     gm=$(factor "$(awk -v a="$(raw get_module_us)" -v b="$(raw load8_module_us)" 'BEGIN { print a - b }')" "$1")
     gc=$(factor "$(awk -v a="$(raw get_client_us)" -v b="$(raw load8_client_us)" 'BEGIN { print a - b }')" "$2")
-    xm=0 xc=0
+    xm=0 xc=0 xs=0
     if test "$ng" -gt 0; then
         set -- $(getcharge "$ng")
+        sr2=$(syncratio "$ng" grow_)
         gm2=$(factor "$(awk -v a="$(raw grow_get_module_us)" -v b="$(raw grow_load8_module_us)" 'BEGIN { print a - b }')" "$1")
         gc2=$(factor "$(awk -v a="$(raw grow_get_client_us)" -v b="$(raw grow_load8_client_us)" 'BEGIN { print a - b }')" "$2")
         # the exponent taking the first factor to the second, 0 to 1
@@ -258,12 +271,14 @@ if test -x "$model"; then
                       printf "%.3f", x }'; }
         xm=$(grow "$gm" "$gm2")
         xc=$(grow "$gc" "$gc2")
-        grew="; on $ng brokers modules x$gm2, client x$gc2: grown by (brokers / $nb)^$xm and ^$xc"
+        xs=$(grow "$sr" "$sr2")
+        grew="; on $ng brokers modules x$gm2, client x$gc2: grown by (brokers / $nb)^$xm and ^$xc; the 8-byte fence's CPU over the model's x$(printf %.3f "$sr") on $nb brokers, x$(printf %.3f "$sr2") on $ng: the sync phase grown by ^$xs"
     fi
     jq --argjson gm "$gm" --argjson gc "$gc" --argjson xm "$xm" --argjson xc "$xc" \
-       --argjson nb "$nb" --arg grew "${grew:-}" '
+       --argjson xs "$xs" --argjson nb "$nb" --arg grew "${grew:-}" '
         .get_module = $gm | .get_client = $gc |
-        .get_grow_module = $xm | .get_grow_client = $xc | .get_brokers = $nb |
+        .get_grow_module = $xm | .get_grow_client = $xc | .sync_grow = $xs |
+        .grow_brokers = $nb |
         ._load_scale += "; consumer phase: modules x\(.get_module), client x\(.get_client) (loaded fence and 16 gets less the fence alone, on \($nb) brokers)\($grew)"
     ' "$out" >"$tmp/scaled.json" && mv "$tmp/scaled.json" "$out"
 fi

@@ -51,7 +51,8 @@ static const struct field fields[] = {
     F (get_client, 1.0),
     F (get_grow_module, 0.0),
     F (get_grow_client, 0.0),
-    F (get_brokers, 15.0),
+    F (sync_grow, 0.0),
+    F (grow_brokers, 15.0),
 };
 #undef F
 #define NFIELDS (sizeof (fields) / sizeof (fields[0]))

@@ -75,13 +75,18 @@ struct kap_costs {
      * the number of brokers sharing the cores and caches (measured:
      * 9 -> 15 us on the KVS threads from 16 to 128 brokers at 16
      * participants each, with as many gets per wake-up).  With cores > 0
-     * the factors are multiplied by (brokers / get_brokers)^get_grow_*,
-     * get_brokers being the size they were measured on; exponents (0: no
+     * the factors are multiplied by (brokers / grow_brokers)^get_grow_*,
+     * grow_brokers being the size they were measured on; exponents (0: no
      * growth), never applied with cores = 0 (a broker per node).
      */
     double get_grow_module;
     double get_grow_client;
-    double get_brokers;
+    /* the same for the sync phase, every thread kind and byte cost: a
+     * loaded fence's CPU over the model's charge grows too (x1.3 from
+     * 15 to 127 brokers); one exponent
+     */
+    double sync_grow;
+    double grow_brokers;
     /* machine: cores shared by every thread of every broker and the
      * clients (0: every thread has its own core, as on a cluster)
      */

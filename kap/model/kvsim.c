@@ -129,6 +129,7 @@ struct sim {
     int rhead, rlen, rcap;
     int cores_free;
     double get_module, get_client;  /* the costs' factors, grown (costs.h) */
+    double sync_grow;               /* the sync phase's growth factor */
     struct kvs_state *kvs;
     struct cstate *cst;
     struct batchop *bops;
@@ -801,9 +802,10 @@ static double job_cost (struct sim *s, struct server *sv, struct msg *m)
     else if (sv->thread == TH_KVS && m->type != M_EVENT)
         cost += s->c->kvs_byte * bytes;
     else
-        return cost;
+        return cost * s->sync_grow;
     s->res->bytes_thread[sv->thread] += bytes;
-    return cost;
+    /* and all of it grows with the instance on shared cores (costs.h) */
+    return cost * s->sync_grow;
 }
 
 static double job_cost_base (struct sim *s, struct server *sv, struct msg *m)
@@ -1573,10 +1575,12 @@ int kvsim_run (const struct kvsim_config *cfg, const struct kap_costs *costs,
     s.cores_free = costs->cores;
     s.get_module = costs->get_module;
     s.get_client = costs->get_client;
-    if (costs->cores > 0 && costs->get_brokers > 0) {
-        double ratio = cfg->brokers / costs->get_brokers;
+    s.sync_grow = 1;
+    if (costs->cores > 0 && costs->grow_brokers > 0) {
+        double ratio = cfg->brokers / costs->grow_brokers;
         s.get_module *= pow (ratio, costs->get_grow_module);
         s.get_client *= pow (ratio, costs->get_grow_client);
+        s.sync_grow = pow (ratio, costs->sync_grow);
     }
     s.nclients = cfg->clients == KVSIM_CROWD ? 1 : cfg->participants;
     s.nservers = 3 * cfg->brokers + s.nclients;

@@ -182,8 +182,8 @@ static void test_get_scaling (void **state)
     json_decref (o);
 }
 
-/* On shared cores the consumer factors grow with the instance:
- * (brokers / get_brokers)^get_grow_*.  With a core per thread they do
+/* On shared cores the factors grow with the instance:
+ * (brokers / grow_brokers)^get_grow_* and ^sync_grow.  With a core per thread they do
  * not.  One broker, one participant: the get's charge is exact.
  */
 static void test_get_grow (void **state)
@@ -195,21 +195,29 @@ static void test_get_grow (void **state)
     kvsim_config_default (&cfg);
     unit_costs (&c);
     c.cores = 4;
-    c.get_brokers = 0.25;       /* one broker: 4x the calibration's size */
+    c.grow_brokers = 0.25;       /* one broker: 4x the calibration's size */
     c.get_grow_module = 0.5;    /* x2 */
     c.get_grow_client = 1;      /* x4 */
     assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
     /* client 7x4, ipc 10, route 1, lookup 11x2, route 1, ipc 10 */
     assert_true (fabs (tstat_mean (&r.get) - (28 + 10 + 1 + 22 + 1 + 10)) < 1e-9);
-    /* the sync phase is not grown */
+    /* the sync phase is not grown by those */
     assert_true (fabs (tstat_mean (&r.sync) - (7 + 10 + 1 + 4 + 56 + 1 + 10)) < 1e-9);
+    /* but by its own: x2 on every thread of the sync phase, CPU only
+     * (client 7, ipc 10, route 1, fence 4, apply 56, route 1, ipc 10)
+     */
+    c.sync_grow = 0.5;
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    assert_true (fabs (tstat_mean (&r.sync) - (14 + 10 + 2 + 8 + 112 + 2 + 10)) < 1e-9);
+    assert_true (fabs (tstat_mean (&r.get) - (28 + 10 + 1 + 22 + 1 + 10)) < 1e-9);
+    c.sync_grow = 0;
     /* a core per thread (a cluster): no growth */
     c.cores = 0;
     assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
     assert_true (fabs (tstat_mean (&r.get) - (7 + 10 + 1 + 11 + 1 + 10)) < 1e-9);
     /* no calibration size: no growth */
     c.cores = 4;
-    c.get_brokers = 0;
+    c.grow_brokers = 0;
     assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
     assert_true (fabs (tstat_mean (&r.get) - (7 + 10 + 1 + 11 + 1 + 10)) < 1e-9);
 }
