@@ -4,7 +4,7 @@
 # "tree" for a larger one.  Prints "name value" lines; times in
 # microseconds.  Environment: CANOPY PING KVSB CROWD TMP SCALE (set by
 # calibrate.sh).  "grow" runs only the loaded 8-byte fence and consumer
-# phase, on a larger instance: how a get's CPU grows with the instance.
+# phase, on a larger instance: how their CPU grows with the instance.
 set -eu
 
 n=$((20000 / SCALE))

@@ -10,7 +10,9 @@
  * - CPU: with costs.cores > 0, a server needs a core to run a job; servers
  *   wanting one wait in one FIFO, and a server that finishes a job while
  *   others wait goes to the back (round robin per message, roughly what a
- *   loaded Linux box does with many event loops).
+ *   loaded Linux box does with many event loops).  There, the loaded
+ *   factors grow with the number of brokers (costs.h: get_grow_*,
+ *   sync_grow), computed once per run.
  * - Messages between threads of one broker pass through the broker
  *   thread, as they do in canopy (modules talk through the broker); between
  *   brokers they hop along the tree.
