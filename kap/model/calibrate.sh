@@ -74,7 +74,7 @@
 # -n sets the size of the second instance, where the tree costs and the
 # loaded runs are measured (default 15 brokers, k=2); -g the size of the
 # third (default 127; 0 skips it: no growth).
-# With -q the counts are cut by 5 (a rough calibration in a few seconds).
+# With -q the counts are cut by 5 (a rough calibration in about ten seconds).
 # Writes COSTS.json (default: costs.json here) and prints it.
 set -eu
 
@@ -255,20 +255,24 @@ if test -x "$model"; then
         --argjson c "$(raw ${2}load8_client_us)" '
             ($s[0].counters) as $s |
             ($b + $m + $c) / ($s.cpu_broker_us + $s.cpu_kvs_us + $s.cpu_content_us + $s.cpu_client_us)'; }
+    # PREFIX KIND CHARGE: the gets' CPU on KIND (module, client), the run
+    # with gets less the fence alone, over the model's charge
+    getfactor () { factor "$(awk -v a="$(raw ${1}get_${2}_us)" -v b="$(raw ${1}load8_${2}_us)" \
+                                 'BEGIN { print a - b }')" "$3"; }
+    # the exponent taking the first ratio to the second, 0 to 1
+    grow () { awk -v a="$1" -v b="$2" -v n1="$nb" -v n2="$ng" 'BEGIN {
+                  x = log (b / a) / log (n2 / n1); if (x < 0) x = 0; if (x > 1) x = 1
+                  printf "%.3f", x }'; }
     set -- $(getcharge "$nb")
     sr=$(syncratio "$nb" "")
-    gm=$(factor "$(awk -v a="$(raw get_module_us)" -v b="$(raw load8_module_us)" 'BEGIN { print a - b }')" "$1")
-    gc=$(factor "$(awk -v a="$(raw get_client_us)" -v b="$(raw load8_client_us)" 'BEGIN { print a - b }')" "$2")
+    gm=$(getfactor "" module "$1")
+    gc=$(getfactor "" client "$2")
     xm=0 xc=0 xs=0
     if test "$ng" -gt 0; then
         set -- $(getcharge "$ng")
         sr2=$(syncratio "$ng" grow_)
-        gm2=$(factor "$(awk -v a="$(raw grow_get_module_us)" -v b="$(raw grow_load8_module_us)" 'BEGIN { print a - b }')" "$1")
-        gc2=$(factor "$(awk -v a="$(raw grow_get_client_us)" -v b="$(raw grow_load8_client_us)" 'BEGIN { print a - b }')" "$2")
-        # the exponent taking the first factor to the second, 0 to 1
-        grow () { awk -v a="$1" -v b="$2" -v n1="$nb" -v n2="$ng" 'BEGIN {
-                      x = log (b / a) / log (n2 / n1); if (x < 0) x = 0; if (x > 1) x = 1
-                      printf "%.3f", x }'; }
+        gm2=$(getfactor grow_ module "$1")
+        gc2=$(getfactor grow_ client "$2")
         xm=$(grow "$gm" "$gm2")
         xc=$(grow "$gc" "$gc2")
         xs=$(grow "$sr" "$sr2")

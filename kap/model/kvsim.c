@@ -810,6 +810,15 @@ static double job_cost (struct sim *s, struct server *sv, struct msg *m)
     return cost * s->sync_grow;
 }
 
+/* What broker b's content module pays for an object the parent sent:
+ * keeping its bytes, and passing them to each waiter.
+ */
+static double kept_cost (struct sim *s, int b, int obj)
+{
+    return s->c->load_byte * s->obj_size[obj]
+           * (1 + waiters_count (s, map_get (&s->cpend, bkey (b, obj))));
+}
+
 static double job_cost_base (struct sim *s, struct server *sv, struct msg *m)
 {
     const struct kap_costs *c = s->c;
@@ -841,13 +850,10 @@ static double job_cost_base (struct sim *s, struct server *sv, struct msg *m)
             if (m->objs) {
                 double cost = 0;
                 for (int i = 0; i < m->nobj; i++)
-                    cost += c->load_byte * s->obj_size[m->objs[i]]
-                            * (1 + waiters_count (s, map_get (&s->cpend,
-                                                              bkey (b, m->objs[i]))));
+                    cost += kept_cost (s, b, m->objs[i]);
                 return cost;
             }
-            return c->load_byte * s->obj_size[m->obj]
-                   * (1 + waiters_count (s, map_get (&s->cpend, bkey (b, m->obj))));
+            return kept_cost (s, b, m->obj);
         case TH_KVS:
             switch (m->type) {
                 case M_FENCE:

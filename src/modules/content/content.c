@@ -221,6 +221,15 @@ static int left_out (const char *ref, void *arg)
 
 static void upstream_flush (struct content_ctx *ctx);
 
+/* A batch (payload req, len bytes) is no longer in flight: it came back,
+ * or it could not go.  Its refs it did not bring are loaded alone.
+ */
+static void batch_back (struct content_ctx *ctx, const char *req, size_t len)
+{
+    loadq_done (ctx->loadq);
+    (void)loadbatch_foreach (req, len, left_out, ctx, NULL);
+}
+
 static void batch_loaded_cb (canopy_future_t *f, void *arg)
 {
     struct content_ctx *ctx = arg;
@@ -229,7 +238,6 @@ static void batch_loaded_cb (canopy_future_t *f, void *arg)
     size_t len;
     canopy_error_t error;
 
-    loadq_done (ctx->loadq);
     if (canopy_rpc_get_raw (f, &data, &len) < 0) {
         const char *why = canopy_future_error_string (f);
         canopy_log (ctx->h, LOG_DEBUG, "content.load-batch: %s: loading its blobs "
@@ -237,7 +245,7 @@ static void batch_loaded_cb (canopy_future_t *f, void *arg)
     }
     else if (blobrecs_foreach (data, len, batch_rec, ctx, &error) < 0)
         canopy_log (ctx->h, LOG_ERR, "content.load-batch answer: %s", error.text);
-    (void)loadbatch_foreach (req, strlen (req), left_out, ctx, NULL);
+    batch_back (ctx, req, strlen (req));
     canopy_future_destroy (f);
     upstream_flush (ctx);
     blobcache_purge (ctx->cache, false);
@@ -253,15 +261,13 @@ static void send_batch (struct content_ctx *ctx, char *req, size_t len)
     if (!(f = canopy_rpc_raw (ctx->h, "content.load-batch", req, len,
                               CANOPY_NODEID_UPSTREAM, 0))
         || canopy_future_aux_set (f, "refs", req, free) < 0) {
-        loadq_done (ctx->loadq);
-        (void)loadbatch_foreach (req, len, left_out, ctx, NULL);
+        batch_back (ctx, req, len);
         free (req);
         canopy_future_destroy (f);
         return;
     }
     if (canopy_future_then (f, -1, batch_loaded_cb, ctx) < 0) {
-        loadq_done (ctx->loadq);
-        (void)loadbatch_foreach (req, len, left_out, ctx, NULL);
+        batch_back (ctx, req, len);
         canopy_future_destroy (f);    /* frees req */
     }
 }
