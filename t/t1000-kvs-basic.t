@@ -149,4 +149,14 @@ test_expect_success 'no KVS requests are left pending on any rank' '
 		grep "\"pending-requests\": *0" stats.$r || return 1
 	done
 '
+test_expect_success 'stats, version and dropcache refuse arguments they do not take' '
+	# regression: "kvs stats -r 3" printed the local broker counters
+	test_must_fail canopy kvs stats -r 3 2>stats-r.err &&
+	grep "unexpected argument .-r. (use --rank=R" stats-r.err &&
+	test_must_fail canopy kvs version 3 2>version.err &&
+	grep "version: unexpected argument .3." version.err &&
+	test_must_fail canopy kvs dropcache --all x 2>dropcache.err &&
+	grep "dropcache: unexpected argument .x." dropcache.err &&
+	canopy kvs stats --rank=3 | grep "\"rank\": 3"
+'
 test_done

@@ -449,8 +449,21 @@ static int cmd_fence_status (int argc, char **argv)
     return 0;
 }
 
+/* A command that takes no such argument: say which, rather than ignore it
+ * ('stats -r 3' once printed the local broker's counters: --rank is the
+ * only option that may follow those commands).
+ */
+static void extra_args (const char *cmd, const char *arg)
+{
+    log_msg ("%s: unexpected argument '%s'%s", cmd, arg,
+             !strcmp (arg, "-r") ? " (use --rank=R to choose the broker)" : "");
+    usage_err ();
+}
+
 static int cmd_stats (int argc, char **argv, uint32_t rank)
 {
+    if (argc != 1)
+        extra_args (argv[0], argv[1]);
     canopy_future_t *f = canopy_rpc (h, "kvs.stats", "{}", rank, 0);
     const char *s;
     if (!f || canopy_rpc_get (f, &s) < 0)
@@ -520,6 +533,8 @@ int main (int argc, char *argv[])
         rc = cmd_watch (sargc, sargv);
     else if (!strcmp (sub, "version")) {
         int v;
+        if (sargc != 1)
+            extra_args (sub, sargv[1]);
         if (kvs_get_version (h, &v) < 0)
             die_kvs ("version", NULL);
         printf ("%d\n", v);
@@ -536,6 +551,8 @@ int main (int argc, char *argv[])
         rc = cmd_fence_status (sargc, sargv);
     else if (!strcmp (sub, "dropcache")) {
         bool all = sargc > 1 && !strcmp (sargv[1], "--all");
+        if (sargc > (all ? 2 : 1))
+            extra_args (sub, sargv[all ? 2 : 1]);
         if (kvs_dropcache (h, all) < 0)
             die_kvs ("dropcache", NULL);
     }
