@@ -28,4 +28,8 @@ test_expect_success 'every command has --help' '
 test_expect_success 'canopy help COMMAND shows its usage' '
 	canopy help ping | grep "Usage: canopy ping"
 '
+test_expect_success 'canopy help takes one command' '
+	test_must_fail canopy help ping extra 2>err &&
+	grep "help: unexpected argument .extra." err
+'
 test_done

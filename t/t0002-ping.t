@@ -43,4 +43,14 @@ test_expect_success 'an unknown method of a broker service gets ENOSYS' '
 	test_must_fail canopy getattr --rank 3 nosuchattr 2>err &&
 	grep "no attribute" err
 '
+test_expect_success 'ping refuses an interval that is not finite, or with --batch' '
+	test_must_fail canopy ping --count 1 --interval inf 2>err &&
+	grep "invalid interval" err &&
+	test_must_fail canopy ping --count 1 --interval nan 2>err &&
+	grep "invalid interval" err &&
+	test_must_fail canopy ping --count 1 --interval 1e9 2>err &&
+	grep "at most a day" err &&
+	test_must_fail canopy ping --batch --count 2 --interval 0.5 2>err &&
+	grep "interval does not go with it" err
+'
 test_done

@@ -57,4 +57,14 @@ test_expect_success 'pub --count publishes the event N times, in order' '
 	test $(wc -l <sub.n) = 50 &&
 	test "$(tail -1 sub.n | cut -d" " -f1)" = "$last"
 '
+test_expect_success 'pub and sub refuse the options of the other' '
+	# these were silently ignored
+	test_must_fail canopy event sub --raw --count 1 x. 2>err &&
+	grep "raw goes with pub" err &&
+	test_must_fail canopy event pub --seq x.y 2>err &&
+	grep "go with sub" err &&
+	test_must_fail canopy event pub --ready-file=rf x.y 2>err &&
+	grep "go with sub" err &&
+	! test -e rf
+'
 test_done

@@ -155,4 +155,12 @@ test_expect_success 'the log tells the story' '
 	grep "missed events" dmesg1 &&
 	canopy dmesg --rank 2 | grep "rank 6 lost"
 '
+test_expect_success 'overlay status refuses options that would be ignored' '
+	test_must_fail canopy overlay status --timeout=5 2>ov1.err &&
+	grep "timeout goes with --wait" ov1.err &&
+	test_must_fail canopy overlay status --rank 1 --summary 2>ov2.err &&
+	grep "summary goes without --rank" ov2.err &&
+	test_must_fail canopy overlay status --wait full --timeout=nan 2>ov3.err &&
+	grep "invalid timeout" ov3.err
+'
 test_done

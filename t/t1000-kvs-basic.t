@@ -159,4 +159,23 @@ test_expect_success 'stats, version and dropcache refuse arguments they do not t
 	grep "dropcache: unexpected argument .x." dropcache.err &&
 	canopy kvs stats --rank=3 | grep "\"rank\": 3"
 '
+test_expect_success 'mkdir, link and readlink refuse options they do not take' '
+	# regression: "kvs mkdir -r 1 a" made keys "-r" and "1" on the local broker
+	test_must_fail canopy kvs mkdir -r 1 optdir 2>mkdir.err &&
+	grep "mkdir: unexpected argument .-r. (use --rank=R" mkdir.err &&
+	test_must_fail canopy kvs ls -- -r 2>/dev/null &&
+	test_must_fail canopy kvs ls optdir 2>/dev/null &&
+	test_must_fail canopy kvs link -r optdir 2>link.err &&
+	grep "link: unexpected argument .-r." link.err &&
+	test_must_fail canopy kvs readlink optdir -x 2>readlink.err &&
+	grep "readlink: unexpected argument .-x." readlink.err &&
+	canopy kvs mkdir -- -optdir &&
+	canopy kvs ls | grep "^-optdir\.$" &&
+	canopy kvs unlink -- -optdir
+'
+test_expect_success 'a trailing --rank without a value is an error' '
+	test_must_fail canopy kvs mkdir optdir2 --rank 2>rank.err &&
+	grep "option .--rank. requires an argument" rank.err &&
+	test_must_fail canopy kvs ls optdir2 2>/dev/null
+'
 test_done

@@ -257,4 +257,10 @@ test_expect_success 'a shard that reaches its cap fails SYNC commits with ENOSPC
 	grep "size cap" cap.err &&
 	grep "size cap" capflush.err
 '
+test_expect_success 'fsck refuses --checkpoint with --rootref' '
+	# regression: --checkpoint was silently ignored
+	test_must_fail canopy fsck --checkpoint \
+		--rootref=sha1-0000000000000000000000000000000000000000 2>fsck2.err &&
+	grep "go separately" fsck2.err
+'
 test_done

@@ -111,4 +111,8 @@ test_expect_success 'no exec jobs are left behind' '
 		grep "\"jobs\": *\[\]" l.$r || return 1
 	done
 '
+test_expect_success 'canopy resource list refuses extra arguments' '
+	test_must_fail canopy resource list extra 2>res.err &&
+	grep "Usage: canopy resource" res.err
+'
 test_done

@@ -104,6 +104,8 @@ int main (int argc, char *argv[])
         canopy_future_t *f;
         if (optind != argc - 1 && optind != argc - 2)
             cmd_usage (usage_text, 1);
+        if (ctx.seq || ready)
+            log_msg_exit ("--seq and --ready-file go with sub");
         const char *topic = argv[optind];
         const char *payload = optind + 1 < argc ? argv[optind + 1] : NULL;
         if (payload && !raw) {
@@ -129,6 +131,8 @@ int main (int argc, char *argv[])
     }
     else if (!strcmp (sub, "sub")) {
         canopy_msg_handler_t *mh;
+        if (raw)
+            log_msg_exit ("--raw goes with pub");
         if (optind == argc) {
             if (canopy_event_subscribe (h, "") < 0)
                 log_err_exit ("subscribe");

@@ -66,6 +66,8 @@ int main (int argc, char *argv[])
     }
     if (optind != argc)
         cmd_usage (usage_text, 1);
+    if (checkpoint && rootref)
+        log_msg_exit ("--checkpoint and --rootref go separately");
     canopy_t *h = cmd_open ();
     if (rootref) {
         if (blobref_validate (rootref) < 0)

@@ -72,6 +72,33 @@ static void usage_err (void)
     cmd_usage (usage_text, 1);
 }
 
+/* A command that takes no such argument: say which, rather than ignore it
+ * ('stats -r 3' once printed the local broker's counters: --rank is the
+ * only option that may follow those commands).
+ */
+static void extra_args (const char *cmd, const char *arg)
+{
+    log_msg ("%s: unexpected argument '%s'%s", cmd, arg,
+             !strcmp (arg, "-r") ? " (use --rank=R to choose the broker)" : "");
+    usage_err ();
+}
+
+/* mkdir, link and readlink take no options: a word that looks like one is
+ * refused, not made a key ('mkdir -r 1 a' made keys '-r' and '1' on the
+ * local broker).  A leading '--' lets keys that start with '-' through.
+ * Returns the index of the first key.
+ */
+static int no_options (int argc, char **argv)
+{
+    if (argc > 1 && !strcmp (argv[1], "--"))
+        return 2;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-' && argv[i][1] != '\0')
+            extra_args (argv[0], argv[i]);
+    }
+    return 1;
+}
+
 static void put_pairs (int argc, char **argv, bool json, bool raw)
 {
     for (int i = 0; i < argc; i++) {
@@ -309,9 +336,10 @@ static int cmd_unlink (int argc, char **argv)
 
 static int cmd_mkdir (int argc, char **argv)
 {
-    if (argc < 2)
+    int first = no_options (argc, argv);
+    if (first >= argc)
         usage_err ();
-    for (int i = 1; i < argc; i++) {
+    for (int i = first; i < argc; i++) {
         if (kvs_mkdir (h, argv[i]) < 0)
             log_err_exit ("mkdir %s", argv[i]);
     }
@@ -322,10 +350,11 @@ static int cmd_mkdir (int argc, char **argv)
 
 static int cmd_link (int argc, char **argv)
 {
-    if (argc != 3)
+    int first = no_options (argc, argv);
+    if (argc - first != 2)
         usage_err ();
-    if (kvs_symlink (h, argv[2], argv[1]) < 0)
-        log_err_exit ("link %s", argv[2]);
+    if (kvs_symlink (h, argv[first + 1], argv[first]) < 0)
+        log_err_exit ("link %s", argv[first + 1]);
     if (kvs_commit (h, 0) < 0)
         die_kvs ("commit", NULL);
     return 0;
@@ -333,9 +362,10 @@ static int cmd_link (int argc, char **argv)
 
 static int cmd_readlink (int argc, char **argv)
 {
-    if (argc < 2)
+    int first = no_options (argc, argv);
+    if (first >= argc)
         usage_err ();
-    for (int i = 1; i < argc; i++) {
+    for (int i = first; i < argc; i++) {
         char *target;
         if (kvs_readlink (h, argv[i], &target) < 0)
             die_kvs ("readlink", argv[i]);
@@ -449,17 +479,6 @@ static int cmd_fence_status (int argc, char **argv)
     return 0;
 }
 
-/* A command that takes no such argument: say which, rather than ignore it
- * ('stats -r 3' once printed the local broker's counters: --rank is the
- * only option that may follow those commands).
- */
-static void extra_args (const char *cmd, const char *arg)
-{
-    log_msg ("%s: unexpected argument '%s'%s", cmd, arg,
-             !strcmp (arg, "-r") ? " (use --rank=R to choose the broker)" : "");
-    usage_err ();
-}
-
 static int cmd_stats (int argc, char **argv, uint32_t rank)
 {
     if (argc != 1)
@@ -501,7 +520,11 @@ int main (int argc, char *argv[])
     char **sargv = argv + optind;
     /* --rank may also follow the subcommand */
     for (int i = 1; i < sargc; i++) {
-        if (!strncmp (sargv[i], "--rank=", 7) || (!strcmp (sargv[i], "--rank") && i + 1 < sargc)) {
+        if (!strcmp (sargv[i], "--rank") && i + 1 == sargc) {
+            log_msg ("option '--rank' requires an argument");
+            usage_err ();
+        }
+        if (!strncmp (sargv[i], "--rank=", 7) || !strcmp (sargv[i], "--rank")) {
             const char *v = sargv[i][6] == '=' ? sargv[i] + 7 : sargv[i + 1];
             int drop = sargv[i][6] == '=' ? 1 : 2;
             rank = cmd_parse_rank (v);

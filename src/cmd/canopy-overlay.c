@@ -278,6 +278,10 @@ int main (int argc, char *argv[])
     }
     if (optind != argc)
         cmd_usage (usage_text, 1);
+    if (timeout >= 0 && !wait_state)
+        log_msg_exit ("--timeout goes with --wait");
+    if (summary && rank >= 0)
+        log_msg_exit ("--summary goes without --rank");
     canopy_t *h = cmd_open ();
     struct tree t;
     const char *k = canopy_attr_get (h, "tbon.k");

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <getopt.h>
 #include <signal.h>
+#include <time.h>
 #include "src/common/libutil/log.h"
 #include "src/common/libutil/xalloc.h"
 #include "src/common/libutil/monotime.h"
@@ -51,7 +52,7 @@ int main (int argc, char *argv[])
     long count = -1;
     long pad = 0;
     double interval = 1.0;
-    bool batch = false, quiet = false;
+    bool batch = false, quiet = false, interval_set = false;
     const char *service = "broker";
     char topic[128];
     char *padding;
@@ -72,6 +73,9 @@ int main (int argc, char *argv[])
                 break;
             case 'i':
                 interval = cmd_parse_double (optarg, "interval");
+                if (interval > 86400)
+                    log_msg_exit ("invalid interval '%s': at most a day (86400 s)", optarg);
+                interval_set = true;
                 break;
             case 'b':
                 batch = true;
@@ -91,6 +95,8 @@ int main (int argc, char *argv[])
         cmd_usage (usage_text, 1);
     if (batch && count < 0)
         log_msg_exit ("--batch needs --count");
+    if (batch && interval_set)
+        log_msg_exit ("--batch sends at once: --interval does not go with it");
     snprintf (topic, sizeof (topic), "%s.ping", service);
     padding = xzmalloc (pad + 1);
     memset (padding, 'p', pad);
@@ -140,8 +146,11 @@ int main (int argc, char *argv[])
             printf ("%s!%s seq=%ld pad=%ld hops=%d time=%.3f ms route=%s\n",
                     rrank, topic, i, pad, hops, ms, route);
         canopy_future_destroy (f);
-        if (interval > 0 && (count < 0 || i + 1 < count) && !stop)
-            usleep ((useconds_t)(interval * 1e6));
+        if (interval > 0 && (count < 0 || i + 1 < count) && !stop) {
+            struct timespec nap = { .tv_sec = (time_t)interval,
+                                    .tv_nsec = (long)((interval - (time_t)interval) * 1e9) };
+            (void)nanosleep (&nap, NULL);   /* a signal ends it: 'stop' */
+        }
     }
     if (ts.count > 0)
         printf ("%s: %.0f replies, min/avg/max/stddev = %.3f/%.3f/%.3f/%.3f ms\n",

@@ -38,6 +38,8 @@ int main (int argc, char *argv[])
         else
             cmd_usage (usage_text, c == 'h' ? 0 : 1);
     }
+    if (optind != argc)
+        cmd_usage (usage_text, 1);
     canopy_t *h = cmd_open ();
     uint32_t size = cmd_get_size (h);
     if (!json)

@@ -188,6 +188,11 @@ int main (int argc, char *argv[])
             list_commands ();
             return 0;
         }
+        if (i + 2 < argc) {
+            log_msg ("help: unexpected argument '%s'", argv[i + 2]);
+            fputs (usage_text, stderr);
+            return 1;
+        }
         char *av[] = { argv[i + 1], "--help", NULL };
         exec_command (argv[i + 1], 2, av);
     }

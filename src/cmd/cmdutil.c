@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <limits.h>
+#include <math.h>
 #include "src/common/libutil/log.h"
 #include "src/common/libutil/xalloc.h"
 #include "cmdutil.h"
@@ -112,7 +113,7 @@ double cmd_parse_double (const char *s, const char *what)
     double v;
     errno = 0;
     v = strtod (s, &end);
-    if (errno || *end || end == s || v < 0)
+    if (errno || *end || end == s || v < 0 || !isfinite (v))
         log_msg_exit ("invalid %s '%s'", what, s);
     return v;
 }
