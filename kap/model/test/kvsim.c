@@ -39,6 +39,19 @@ static void unit_costs (struct kap_costs *c)
     c->get_module = c->get_client = 1;
 }
 
+/* The consumer tests' job: unit costs, 'participants' placed in blocks
+ * on 'brokers' brokers, each a producer and a consumer.
+ */
+static void block_job (struct kvsim_config *cfg, struct kap_costs *c,
+                       int brokers, int participants)
+{
+    kvsim_config_default (cfg);
+    unit_costs (c);
+    cfg->brokers = brokers;
+    cfg->block = true;
+    cfg->participants = cfg->producers = cfg->consumers = participants;
+}
+
 static void test_one_broker (void **state)
 {
     struct kvsim_config cfg;
@@ -317,11 +330,7 @@ static void test_loads (void **state)
      * every consumer reads one key; rank 1 loads each object of the
      * paths once from rank 0, however many of its consumers want it
      */
-    kvsim_config_default (&cfg);
-    unit_costs (&c);
-    cfg.brokers = 2;
-    cfg.block = true;
-    cfg.participants = cfg.producers = cfg.consumers = 8;
+    block_job (&cfg, &c, 2, 8);
     assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
     /* root, kap, inst, iter, dir: 5 objects, one hop each */
     assert_int_equal (r.loads, 5);
@@ -358,11 +367,7 @@ static void test_load_batch (void **state)
      * many small buckets, nothing primed: every broker faults in many
      * objects from its parent
      */
-    kvsim_config_default (&cfg);
-    unit_costs (&c);
-    cfg.brokers = 8;
-    cfg.block = true;
-    cfg.participants = cfg.producers = cfg.consumers = 64;
+    block_job (&cfg, &c, 8, 64);
     cfg.access_count = 4;
     cfg.hdir_threshold = 2;
     assert_int_equal (kvsim_run (&cfg, &c, &one), 0);
@@ -398,11 +403,7 @@ static void test_keys (void **state)
     struct kap_costs c;
     struct kvsim_result one, four, same;
 
-    kvsim_config_default (&cfg);
-    unit_costs (&c);
-    cfg.brokers = 4;
-    cfg.block = true;
-    cfg.participants = cfg.producers = cfg.consumers = 16;
+    block_job (&cfg, &c, 4, 16);
     cfg.hdir_threshold = 8;
     assert_int_equal (kvsim_run (&cfg, &c, &one), 0);
     cfg.keys_per_iter = 1;
