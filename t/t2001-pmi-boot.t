@@ -111,9 +111,11 @@ for r in 0 1 2; do
 done
 ep=$(canopy getattr tbon.endpoint)
 key=$(canopy getattr tbon.pubkey)
-zpeer --identity=stranger1 --wait=1 $ep >null.out
+# stderr too: once (1 CI run in 55) null.out was left empty, and a
+# failure should say why
+{ echo "endpoint $ep"; zpeer --identity=stranger1 --wait=1 $ep; } >null.out 2>&1
 grep "nothing received" null.out
-zpeer --identity=stranger2 --server-key="$key" --random-key --wait=1 $ep >unknown.out
+zpeer --identity=stranger2 --server-key="$key" --random-key --wait=1 $ep >unknown.out 2>&1
 grep "handshake failed" unknown.out
 grep "nothing received" unknown.out
 canopy ping --count 1 --rank 2 >/dev/null
