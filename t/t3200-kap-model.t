@@ -89,6 +89,16 @@ test_expect_success 'validate.sh -R runs the sweep in rounds and pools them' '
 	test -s val/raw/B2-consumer-r2.1.json &&
 	test $(wc -l <val/validate.tsv) -eq 9
 '
+test_expect_success 'validate.sh -i runs each case in an instance of its own' '
+	$SCRIPTS/validate.sh -b $SHARNESS_BUILD_DIRECTORY -c costs.json -s 2 \
+		-r 1 -i -o vali >vali.out 2>&1 &&
+	grep "2 brokers, 32 participants, unique in an instance of its own" vali.out &&
+	grep "2 brokers, 32 participants, consumer in an instance of its own" vali.out &&
+	test $(grep -c "in an instance of its own" vali.out) -eq 3 &&
+	test -s vali/raw/B2-redundant-r1.1.json &&
+	test -s vali/raw/B2-consumer-r1.1.json &&
+	test $(wc -l <vali/validate.tsv) -eq 5
+'
 test_expect_success 'validate.sh -m scores other costs against the same runs' '
 	ls val/raw/B*-r*.json | sort >runs.before &&
 	grep "consumer	get" val/validate.tsv | cut -f1-5 >meas.before &&

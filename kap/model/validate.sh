@@ -3,7 +3,7 @@
 # predictions for the same runs beside them.
 #
 #   kap/model/validate.sh [-b BUILDDIR] [-c COSTS] [-s "B1 B2 ..."] [-p PPB]
-#                         [-r REPEAT] [-R ROUNDS] [-o OUTDIR] [-k FANOUT] [-m]
+#                         [-r REPEAT] [-R ROUNDS] [-o OUTDIR] [-k FANOUT] [-i] [-m]
 #
 # For each instance size B (default "8 16 32 64 128 256" brokers, k=2) it
 # starts B brokers and runs kap-crowd REPEAT times (default 3) for each
@@ -22,6 +22,10 @@
 # the speed drifts by tens of percent within minutes, and rounds spread
 # that drift over every size instead of giving it to whichever size ran
 # while the machine was slow.
+# With -i each case runs in an instance of its own, as the model has it:
+# in one instance the 8-byte consumer runs come after six runs of 1 KiB
+# values and their caches (2.6 MB a broker at 256 brokers), and at 256
+# brokers they measured 310-480 ms where a fresh instance gave 200-265.
 # With -m the runs are not measured again: the model is run against the
 # measured runs already in OUTDIR/raw (after a new calibration, say).
 # Writes OUTDIR/validate.tsv (B, participants, case, metric, measured,
@@ -38,7 +42,8 @@ rounds=1
 out=model-results
 k=2
 measure=yes
-while getopts b:c:s:p:r:R:o:k:mh opt; do
+isolate=no
+while getopts b:c:s:p:r:R:o:k:imh opt; do
     case $opt in
         b) build=$OPTARG ;;
         c) costs=$OPTARG ;;
@@ -48,8 +53,9 @@ while getopts b:c:s:p:r:R:o:k:mh opt; do
         R) rounds=$OPTARG ;;
         o) out=$OPTARG ;;
         k) k=$OPTARG ;;
+        i) isolate=yes ;;
         m) measure=no ;;
-        h) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        h) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "validate: see -h" >&2; exit 1 ;;
     esac
 done
@@ -97,8 +103,15 @@ fi
 round=1
 while test $round -le $rounds; do
     for B in $sizes; do
-        echo "validate: round $round of $rounds, $B brokers, $((B * ppb)) participants..." >&2
-        CASES=$cases "$CANOPY" start -n "$B" -k "$k" -- "$out/inner.sh" "$B" "$round"
+        if test $isolate = yes; then
+            echo "$cases" | while read -r c; do
+                echo "validate: round $round of $rounds, $B brokers, $((B * ppb)) participants, ${c%%:*} in an instance of its own..." >&2
+                CASES=$c "$CANOPY" start -n "$B" -k "$k" -- "$out/inner.sh" "$B" "$round" </dev/null
+            done
+        else
+            echo "validate: round $round of $rounds, $B brokers, $((B * ppb)) participants..." >&2
+            CASES=$cases "$CANOPY" start -n "$B" -k "$k" -- "$out/inner.sh" "$B" "$round"
+        fi
     done
     round=$((round + 1))
 done
