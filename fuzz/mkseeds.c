@@ -298,6 +298,28 @@ static void load_batch_seeds (void)
     loadq_destroy (q);
 }
 
+/* kvs_shm inputs are patches (offset, byte) of its test segment: none,
+ * and one each in the header's seqlock word, closed flag and rootref, in
+ * the table and in the arena.
+ */
+static void kvs_shm_seeds (void)
+{
+    static const struct {
+        const char *name;
+        uint32_t off;
+        uint8_t byte;
+    } p[] = {
+        { "seq-odd", 56, 1 }, { "closed", 64, 1 }, { "rootref", 98, 'x' },
+        { "table", 170, 0x7f }, { "arena", 2306, '{' },
+    };
+    put ("kvs_shm", "none", "", 0);
+    for (size_t i = 0; i < sizeof (p) / sizeof (p[0]); i++) {
+        uint8_t buf[5] = { p[i].off & 0xff, (p[i].off >> 8) & 0xff,
+                           (p[i].off >> 16) & 0xff, p[i].off >> 24, p[i].byte };
+        put ("kvs_shm", p[i].name, buf, sizeof (buf));
+    }
+}
+
 int main (int argc, char *argv[])
 {
     canopy_msg_t *all[16];
@@ -320,6 +342,7 @@ int main (int argc, char *argv[])
     treeobj_seeds (ref1, ref2);
     blobrecs_seeds ();
     load_batch_seeds ();
+    kvs_shm_seeds ();
 
     put_str ("kvs_lookup_wire", "plain", "{\"key\":\"a.b.c\",\"flags\":0}");
     put_str ("kvs_lookup_wire", "reordered", " { \"flags\" : 12 , \"key\" : \"pmi.kvs-1[3]\" } ");

@@ -565,6 +565,17 @@ static void gather_results (struct kap_ctx *ctx, struct kap_result *res)
     MPI_Reduce (&one, &nsynced, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Allreduce (&ctx->errors, &errors, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     res->errors = errors;
+    struct kvs_read_stats rs;
+    long reads[2] = { 0, 0 }, sum[2];
+    if (kvs_read_stats (ctx->h, &rs) == 0) {
+        reads[0] = (long)rs.shm_hits;
+        reads[1] = (long)rs.rpc_gets;
+    }
+    MPI_Reduce (reads, sum, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (ctx->rank == 0) {
+        res->gets_shared = sum[0];
+        res->gets_asked = sum[1];
+    }
     if (ctx->rank == 0 && nsynced > 0) {
         res->sync_ranks = nsynced;
         res->sync_enter_last = tlmax[0];

@@ -163,7 +163,7 @@ json_t *kap_report_json (const struct kap_config *cfg,
     }
     if (!(config = kap_config_json (cfg)))
         goto nomem;
-    if (!(doc = json_pack ("{s:i s:o s:i s:i s:I s:b s:{} s:{}}",
+    if (!(doc = json_pack ("{s:i s:o s:i s:i s:I s:b s:{} s:{} s:{s:I s:I}}",
                            "kap", 1,
                            "config", config,
                            "brokers", res->brokers,
@@ -171,7 +171,9 @@ json_t *kap_report_json (const struct kap_config *cfg,
                            "errors", (json_int_t)res->errors,
                            "ok", res->errors == 0,
                            "metrics",
-                           "wallclock")))
+                           "wallclock",
+                           "reads", "shared", (json_int_t)res->gets_shared,
+                                    "asked", (json_int_t)res->gets_asked)))
         goto nomem;
     metrics = json_object_get (doc, "metrics");
     wall = json_object_get (doc, "wallclock");
@@ -304,6 +306,9 @@ void kap_report_print (FILE *f, const struct kap_config *cfg,
                      up * 1e3, apply * 1e3, down * 1e3);
         }
     }
+    if (res->gets_shared + res->gets_asked > 0)
+        fprintf (f, "gets: %ld from the brokers' shared read caches, %ld asked"
+                 " of the KVS\n", res->gets_shared, res->gets_asked);
     if (res->errors > 0)
         fprintf (f, "FAILED: %ld value%s read back wrong or missing\n",
                  res->errors, res->errors == 1 ? "" : "s");

@@ -53,6 +53,11 @@ struct kap_result {
     int brokers;        /* size of the instance, -1 if unknown */
     int nuris;          /* lines of --uri-file, 0 when CANOPY_URI was used */
     long errors;        /* values read back wrong or missing */
+    /* How the gets were answered, over every rank (kvs_read_stats): from
+     * the broker's shared read cache, or by the KVS.
+     */
+    long gets_shared;
+    long gets_asked;
 };
 
 const char *kap_metric_name (int metric);   /* "put", ... or NULL */
@@ -69,6 +74,8 @@ double kap_bandwidth (const struct kap_config *cfg,
  *             rank_mean_us{min,max,avg}, rank_stddev_us{min,max,avg},
  *             throughput_ops[, bandwidth_Bps]}, "commit", "sync", "get"},
  *  "wallclock":{"producer":{max_us,min_us}, "sync", "consumer", "total"},
+ *  "reads":{"shared", "asked"} (the gets answered from the brokers'
+ *           shared read caches, and those the KVS answered),
  *  "sync_timeline":{ranks, enter_spread_us, answer_spread_us,
  *                   last_enter_to_first_answer_us, and with the KVS's
  *                   record: last_enter_to_complete_us (the last

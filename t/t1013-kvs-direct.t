@@ -12,6 +12,11 @@ CANOPY_DIRECT=0.'
 
 test_under_canopy 3 2
 
+# gets ask the KVS here (not the shared read cache, t1016): they are
+# what crosses the channel
+CANOPY_KVS_SHM=0
+export CANOPY_KVS_SHM
+
 # A counter of rank R's channel (default 0); --rank makes this request
 # go through the broker, so it counts nothing itself.
 direct () {

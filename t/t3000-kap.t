@@ -73,6 +73,7 @@ check_json () {
 		and .sync_timeline.ranks == .metrics.sync.count
 		and .sync_timeline.enter_spread_us >= 0
 		and .sync_timeline.answer_spread_us >= 0
+		and .reads.shared + .reads.asked == $gets
 	' $1 >/dev/null
 }
 
@@ -123,9 +124,16 @@ for np in 4 8; do
 		check_json o$np.json $np $np $np &&
 		fence_timeline o$np.json &&
 		grep 'sync timeline: entries spread over' out.$np &&
-		jq -e '.uris == 4 and .brokers == 4' o$np.json
+		jq -e '.uris == 4 and .brokers == 4' o$np.json &&
+		grep 'gets: [0-9]* from the brokers.* shared read caches' out.$np
 	"
 done
+test_expect_success OPENMPI 'mpirun: after the fence the gets are read from shared memory' '
+	jq -e ".reads.shared > 0" o8.json &&
+	CANOPY_KVS_SHM=0 ompi 4 $KAP --uri-file uris -n 26 --json noshm.json >out.noshm &&
+	jq -e ".reads.shared == 0 and .reads.asked == 4" noshm.json
+'
+
 test_expect_success OPENMPI 'mpirun: every rank on the broker in CANOPY_URI' '
 	ompi 4 $KAP -n 20 -i 3 -j 3 --json env.json >out.env &&
 	check_json env.json 4 12 12 &&

@@ -107,6 +107,17 @@ static void test_json (void **state)
     json_decref (doc);
     kap_opts_free (&cfg);
 
+    /* how the gets were answered */
+    make_result (&cfg, &res, 0);
+    res.gets_shared = 7;
+    res.gets_asked = 1;
+    assert_non_null ((doc = kap_report_json (&cfg, &res)));
+    m = json_object_get (doc, "reads");
+    assert_int_equal (json_integer_value (json_object_get (m, "shared")), 7);
+    assert_int_equal (json_integer_value (json_object_get (m, "asked")), 1);
+    json_decref (doc);
+    kap_opts_free (&cfg);
+
     make_result (&cfg, &res, 3);
     assert_non_null ((doc = kap_report_json (&cfg, &res)));
     assert_true (json_is_false (json_object_get (doc, "ok")));

@@ -29,6 +29,7 @@ struct local_conn {
     struct msg_instream in;
     int epfd;                       /* fd + the direct channel's, or -1 */
     struct direct_client *direct;   /* kvs.* requests (direct.h), or NULL */
+    char *path;                     /* the broker's socket */
 };
 
 /* With direct channels on, the handle polls an epoll set of the broker's
@@ -70,6 +71,11 @@ void *connector_local_create (const char *path, canopy_error_t *error)
     }
     msg_instream_init (&c->in);
     c->epfd = -1;
+    if (!(c->path = strdup (path))) {
+        free (c);
+        errno = ENOMEM;
+        return NULL;
+    }
     if ((c->fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
         goto error;
     memset (&addr, 0, sizeof (addr));
@@ -86,6 +92,7 @@ error:
         close (c->fd);
         errno = saved_errno;
     }
+    free (c->path);
     free (c);
     return NULL;
 }
@@ -183,8 +190,15 @@ static void local_close (void *impl)
             close (c->epfd);
         direct_client_destroy (c->direct);
         msg_instream_release (&c->in);
+        free (c->path);
         free (c);
     }
+}
+
+static const char *local_path (void *impl)
+{
+    struct local_conn *c = impl;
+    return c->path;
 }
 
 const struct connector_ops connector_local_ops = {
@@ -194,5 +208,6 @@ const struct connector_ops connector_local_ops = {
     .pollzsock = local_pollzsock,
     .pending = local_pending,
     .close = local_close,
+    .path = local_path,
     .poll_first = true,
 };

@@ -465,6 +465,13 @@ void handle_set_disconnect_cb (canopy_t *h,
     }
 }
 
+const char *handle_local_path (canopy_t *h)
+{
+    if (!h || !h->ops->path)
+        return NULL;
+    return h->ops->path (h->impl);
+}
+
 int handle_pump (canopy_t *h, canopy_future_t *f, double deadline)
 {
     struct list_node *pos, *tmp;

@@ -25,6 +25,8 @@ struct connector_ops {
     void *(*pollzsock) (void *impl);    /* NULL if fd */
     bool (*pending) (void *impl);
     void (*close) (void *impl);
+    /* optional: the path of the broker's UNIX socket (local connectors) */
+    const char *(*path) (void *impl);
     /* a blocking recv waits in poll before its first try when nothing
      * is buffered: each try costs a system call per socket, and the
      * answer to a request just sent is seldom there yet
@@ -74,6 +76,11 @@ void handle_set_disconnect_cb (canopy_t *h,
  * can take the message over instead of copying it (connector_queue) does.
  */
 int handle_send_owned (canopy_t *h, canopy_msg_t *msg, int flags);
+
+/* The path of the broker's UNIX socket h is connected to, or NULL (not a
+ * local connector).  Borrowed: valid while h is open.
+ */
+const char *handle_local_path (canopy_t *h);
 
 /* rpc.c */
 struct rpc_entry;

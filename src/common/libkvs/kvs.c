@@ -22,6 +22,7 @@
 #include "kvs_path.h"
 #include "kvs_txn.h"
 #include "kvs_lookup_wire.h"
+#include "kvs_shm_client.h"
 #include "kvs_private.h"
 
 static void txn_free (void *arg)
@@ -233,9 +234,13 @@ canopy_future_t *kvs_fence_async (canopy_t *h, const char *name, int nprocs, int
 
 int kvs_commit_get (canopy_future_t *f, int *version)
 {
+    canopy_t *h;
     int v;
     if (canopy_rpc_get_unpack (f, "{s:i}", "version", &v) < 0)
         return -1;
+    /* read-your-writes from the local read cache (kvs_shm_client.h) */
+    if ((h = canopy_future_get_handle (f)) && kvs_target (h) == CANOPY_NODEID_ANY)
+        kvs_shm_client_floor (h, v);
     if (version)
         *version = v;
     return 0;
@@ -358,16 +363,22 @@ int kvs_lookup_get_json (canopy_future_t *f, json_t **val)
     return 0;
 }
 
-/* Synchronous lookup of a value's bytes; copies them (NUL-terminated). */
+/* Synchronous lookup of a value's bytes; copies them (NUL-terminated).
+ * The local read cache first (kvs_shm_client.h), then the KVS.
+ */
 static int get_bytes (canopy_t *h, const char *key, char **datap, size_t *lenp)
 {
     canopy_future_t *f;
     const void *data;
     size_t len;
     char *cpy;
+    int rc;
 
+    if (h && key && (rc = kvs_shm_client_get (h, key, (void **)datap, lenp)) != 0)
+        return rc < 0 ? -1 : 0;
     if (!(f = kvs_lookup (h, key, 0)))
         return -1;
+    kvs_shm_client_count_rpc (h);
     if (kvs_lookup_get_raw (f, &data, &len) < 0) {
         kvs_set_errstr (h, f);
         canopy_future_destroy (f);

@@ -110,6 +110,31 @@ int kvs_get_boolean (canopy_t *h, const char *key, bool *val);
 int kvs_get_raw (canopy_t *h, const char *key, void **data, size_t *len);
 int kvs_readlink (canopy_t *h, const char *key, char **target);
 
+/* The gets above (kvs_get and the typed getters, kvs_get_raw) are read
+ * from the local broker's shared read cache when the handle is its
+ * owner's and reads from the local broker: the KVS module publishes its
+ * root and the objects it holds in memory its local clients map, and a
+ * get found there sends no message (a miss asks the KVS as always; see
+ * kvs.shm-size in canopy-broker(8); CANOPY_KVS_SHM=0 turns it off for a
+ * process).  Results are those of the same get asked of the KVS at that
+ * moment, with read-your-writes: nothing older than a version the handle
+ * was answered is read.  kvs_read_stats counts this handle's gets:
+ * answered from the cache (shm_hits), not found there (shm_misses, then
+ * asked), reads torn by a concurrent update and tried again
+ * (shm_retries), sent to the KVS (rpc_gets, misses included), and how
+ * often the handle attached to a cache (attaches; attached: now).
+ * Returns 0, or -1 with EINVAL.
+ */
+struct kvs_read_stats {
+    uint64_t shm_hits;
+    uint64_t shm_misses;
+    uint64_t shm_retries;
+    uint64_t rpc_gets;
+    uint64_t attaches;
+    bool attached;
+};
+int kvs_read_stats (canopy_t *h, struct kvs_read_stats *st);
+
 /* Directories. */
 typedef struct kvsdir kvsdir_t;
 typedef struct kvsitr kvsitr_t;

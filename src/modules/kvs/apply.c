@@ -35,6 +35,7 @@
 #include "src/common/libkvs/blobrecs.h"
 #include "fence.h"
 #include "apply.h"
+#include "shmpub.h"
 #include "checkpoint.h"
 #include "src/common/libcanopy/json_fast_dump.h"
 
@@ -735,6 +736,16 @@ static int store_all (struct round *rd, bool wait)
     foreach_new_blob (rd, size_blob, &total);
     if (!(buf = malloc (total + 1)))
         return -1;
+    /* the new directories for rank 0's own readers (shmpub.h): the
+     * setroot that makes them reachable comes after
+     */
+    for (int i = 0; ctx->shm && i < blobtab_count (rd->store); i++) {
+        const char *ref;
+        const void *data;
+        size_t len;
+        (void)blobtab_at (rd->store, i, &ref, &data, &len);
+        shmpub_put (ctx->shm, ref, data, len);
+    }
     p = buf;
     foreach_new_blob (rd, put_blob, &p);
     /* We vouch for the refs (we just computed them): no re-hashing. */

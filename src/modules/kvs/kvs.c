@@ -85,6 +85,8 @@
 #include "access.h"
 #include "checkpoint.h"
 #include "load.h"
+#include "shmpub.h"
+#include "src/common/libkvs/blobrecs.h"
 #include "src/common/libcanopy/json_fast_dump.h"
 #include "src/common/libcanopy/direct.h"
 
@@ -107,6 +109,10 @@ void kvs_root_update (struct kvs_ctx *ctx, int version, const char *rootref)
 
     if (version <= ctx->version && ctx->rootref[0])
         return;
+    /* the shared read cache first: nothing of this version reaches a
+     * client before its gets can find the version there
+     */
+    shmpub_root (ctx->shm, version, rootref);
     ctx->version = version;
     snprintf (ctx->rootref, sizeof (ctx->rootref), "%s", rootref);
     list_for_each_safe (pos, tmp, &ctx->version_waiters) {
@@ -183,8 +189,18 @@ static int prime_blob (const char *ref, const void *data, size_t len, void *arg)
     struct prime *p = arg;
     struct kvs_ctx *ctx = p->ctx;
 
-    if (objcache_put_dir_encoded (ctx->cache, ref, data, len, p->msg) == 0)
+    shmpub_put (ctx->shm, ref, data, len);
+    if (ctx->rank > 0
+        && objcache_put_dir_encoded (ctx->cache, ref, data, len, p->msg) == 0)
         ctx->stats.primed++;
+    return 0;
+}
+
+/* kvs.prime's values, for the shared read cache */
+static int publish_value (const char *ref, const void *data, size_t len, void *arg)
+{
+    struct kvs_ctx *ctx = arg;
+    shmpub_put (ctx->shm, ref, data, len);
     return 0;
 }
 
@@ -237,19 +253,22 @@ static void setroot_cb (canopy_t *h, canopy_msg_handler_t *mh,
     if ((json_is_true (prime) || json_is_string (prime))
         && version >= ctx->version)             /* not a stale event */
         prime_hold (ctx, version, prime);
-    kvs_root_update (ctx, version, rootref);
-    /* answer the fences first: their callers' next requests (lookups in
-     * the new version) are queued behind this handler anyway, so priming
-     * afterwards costs them nothing and does not delay the answers
+    /* the primed directories before the root they belong to, so that a
+     * client answered in this version finds them in the shared read
+     * cache.  The answers leave when this handler returns (the direct
+     * channel sends once the loop is idle), so this does not hold them
+     * back; and the callers' next requests queue behind this handler
+     * anyway.  Rank 0 made them: it caches them as it applies.
      */
-    fence_setroot (ctx->fences, names, errors, ctx->version, ctx->rootref);
-    if (ctx->rank > 0 && table && json_array_size (table) > 0) {
+    if ((ctx->rank > 0 || ctx->shm) && table && json_array_size (table) > 0) {
         canopy_error_t error;
         struct prime p = { .ctx = ctx, .msg = msg };
         if (kvs_frame_foreach_blob (buf, len, off, table, false, "setroot",
                                     prime_blob, &p, &error) < 0)
             canopy_log (h, LOG_ERR, "kvs.setroot: %s", error.text);
     }
+    kvs_root_update (ctx, version, rootref);
+    fence_setroot (ctx->fences, names, errors, ctx->version, ctx->rootref);
     tstat_push (&ctx->timing.setroot_handle, (thread_cputime () - t0) * 1e6);
     json_decref (hdr);
     return;
@@ -273,6 +292,7 @@ static void prime_cb (canopy_t *h, canopy_msg_handler_t *mh,
     size_t len = 0, off = 0;
     int version;
     double stamp = 0, now = monotime ();
+    double t0 = thread_cputime ();
     canopy_error_t error;
 
     if (!canopy_msg_has_flag (msg, CANOPY_MSGFLAG_RAW)
@@ -298,8 +318,12 @@ static void prime_cb (canopy_t *h, canopy_msg_handler_t *mh,
         else
             ctx->stats.primed_values += n;
     }
+    if (ctx->shm)   /* (checked by objcache_put_blobrecs, or on rank 0 made here) */
+        (void)blobrecs_foreach ((const char *)buf + off, len - off, publish_value,
+                                ctx, NULL);
     if (ctx->prime_version >= 0 && version >= ctx->prime_version)
         prime_release (ctx);
+    tstat_push (&ctx->timing.prime_handle, (thread_cputime () - t0) * 1e6);
     json_decref (hdr);
 }
 
@@ -585,7 +609,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
     canopy_respond_pack (h, msg,
         "{s:i s:i s:s s:{s:I s:I s:I s:I s:I s:I s:I s:I} s:{s:i s:i s:i} s:i s:i s:i s:i"
         " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
-        " s:{s:o s:o s:o s:o s:o s:o s:o s:o} s:o s:{s:b s:I s:I s:I s:I} s:o}",
+        " s:{s:o s:o s:o s:o s:o s:o s:o s:o s:o} s:o s:o s:{s:b s:I s:I s:I s:I} s:o}",
         "rank", (int)ctx->rank,
         "version", ctx->version,
         "rootref", ctx->rootref,
@@ -625,7 +649,9 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                   "setroot-lag", tstat_json (&ctx->timing.setroot_lag),
                   "prime-lag", tstat_json (&ctx->timing.prime_lag),
                   "setroot-handle", tstat_json (&ctx->timing.setroot_handle),
+                  "prime-handle", tstat_json (&ctx->timing.prime_handle),
         "checkpoint", ck ? ck : json_null (),
+        "shm", shmpub_stats (ctx->shm),
         "direct", "listening", ctx->direct != NULL,
                   "connections", (json_int_t)ds.connections,
                   "accepted", (json_int_t)ds.accepted,
@@ -652,6 +678,28 @@ static void direct_start (struct kvs_ctx *ctx)
     }
     if (!(ctx->direct = direct_server_create (ctx->h, path, "kvs", ctx->rank, &error)))
         canopy_log (ctx->h, LOG_WARNING, "no direct channel: %s", error.text);
+}
+
+/* The shared read cache (shmpub.h), beside the direct channel.  Without
+ * it (kvs.shm-size=0, no local socket, an error) every get is a request.
+ */
+static int shm_start (struct kvs_ctx *ctx)
+{
+    const char *uri = canopy_attr_get (ctx->h, "local-uri");
+    canopy_error_t error;
+
+    if (ctx->shm_size == 0 || !uri || strncmp (uri, "local://", 8) != 0)
+        return 0;
+    if (!(ctx->shm = shmpub_create (ctx->h, uri + 8, ctx->shm_size, &error))) {
+        if (errno == EINVAL) {
+            canopy_log (ctx->h, LOG_ERR, "%s", error.text);
+            return -1;
+        }
+        canopy_log (ctx->h, LOG_WARNING, "no shared read cache: %s", error.text);
+        return 0;
+    }
+    shmpub_root (ctx->shm, ctx->version, ctx->rootref);
+    return 0;
 }
 
 static void disconnect_cb (canopy_t *h, canopy_msg_handler_t *mh,
@@ -762,6 +810,10 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
     ctx->cache_max = 128 * 1024 * 1024;
     ctx->cache_age = 60;
     ctx->checkpoint_period = 10;
+    /* room for the objects of a dozen fences of 512 1 KiB values; pages
+     * are used only as they are written
+     */
+    ctx->shm_size = 8 * 1024 * 1024;
     ctx->limits.guest_access = KVS_GUEST_NONE;
     /* an attribute only: what guests may do is the instance's business */
     const char *ga = canopy_attr_get (ctx->h, "kvs.guest-access");
@@ -859,6 +911,7 @@ int mod_main (canopy_t *h, int argc, char **argv)
     tstat_init (&ctx.timing.setroot_lag);
     tstat_init (&ctx.timing.prime_lag);
     tstat_init (&ctx.timing.setroot_handle);
+    tstat_init (&ctx.timing.prime_handle);
     if (!(ctx.r = canopy_get_reactor (h))
         || canopy_get_rank (h, &ctx.rank) < 0
         || canopy_get_size (h, &ctx.size) < 0
@@ -884,6 +937,8 @@ int mod_main (canopy_t *h, int argc, char **argv)
     if (canopy_msg_handler_addvec (h, htab, &ctx, &handlers) < 0)
         goto done;
     guest_admit (&ctx, handlers);
+    if (shm_start (&ctx) < 0)
+        goto done;
     direct_start (&ctx);
     /* rank 0 times fences out and expires finished names (1 s steps);
      * elsewhere the timer only ages the cache, so an idle broker wakes
@@ -897,6 +952,11 @@ int mod_main (canopy_t *h, int argc, char **argv)
     rc = canopy_reactor_run (ctx.r, 0);
 done:
     canopy_watcher_destroy (timer);
+    /* readers stop using the cache; their gets go to the module, which
+     * answers what is left below
+     */
+    shmpub_destroy (ctx.shm);
+    ctx.shm = NULL;
     canopy_msg_handler_delvec (handlers);
     while (!list_empty (&ctx.version_waiters)) {
         struct version_waiter *vw = list_entry (ctx.version_waiters.next,

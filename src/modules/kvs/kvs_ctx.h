@@ -18,6 +18,7 @@ struct applier;
 struct watch_table;
 struct checkpointer;
 struct load_table;
+struct shmpub;
 
 struct kvs_module_limits {
     int max_nprocs;             /* largest fence */
@@ -67,6 +68,8 @@ struct kvs_ctx {
     double checkpoint_period;
     struct watch_table *watches;
     struct direct_server *direct;   /* kvs.* from local clients, or NULL */
+    struct shmpub *shm;             /* the shared read cache, or NULL */
+    size_t shm_size;                /* its bytes (0: none) */
     struct list_node version_waiters;
     int nversion_waiters;
     int nlookups;                   /* lookups in progress */
@@ -98,7 +101,8 @@ struct kvs_ctx {
     /* Where fence time goes (all in microseconds; see kvs.stats "timing").
      * CPU time of this thread: relay_decode/relay_encode per kvs.relay
      * message, apply (rank 0) per round from its start to its setroot
-     * publication, setroot_handle per event here (answering waiters,
+     * publication, prime_handle per kvs.prime event (caching and
+     * publishing its values), setroot_handle per event here (answering waiters,
      * watches).  Elapsed time: fence_wait (rank 0) from a fence's first
      * contribution to its last, setroot_lag from rank 0's publication to
      * this broker's handling of the event (one machine: CLOCK_MONOTONIC is
@@ -115,6 +119,7 @@ struct kvs_ctx {
         struct tstat setroot_lag;
         struct tstat prime_lag;
         struct tstat setroot_handle;
+        struct tstat prime_handle;
     } timing;
 };
 

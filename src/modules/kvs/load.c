@@ -16,6 +16,7 @@
 #include "src/common/libkvs/treeobj.h"
 #include "kvs_ctx.h"
 #include "load.h"
+#include "shmpub.h"
 
 struct load_table {
     struct kvs_ctx *ctx;
@@ -102,6 +103,8 @@ static void load_continuation (canopy_future_t *f, void *arg)
     }
     else if (objcache_put_raw (ctx->cache, ref, data, len) < 0)
         errnum = errno;
+    if (errnum == 0)
+        shmpub_put (ctx->shm, ref, data, len);
     (void)hashmap_delete (lt->map, key);    /* destroys f (and ld) */
     objcache_load_done (ctx->cache, type, ref, errnum);
 }

@@ -17,6 +17,7 @@
 #include "src/common/libkvs/kvs_path.h"
 #include "kvs_ctx.h"
 #include "lookup.h"
+#include "shmpub.h"
 
 #define SYMLINK_MAX 32
 
@@ -152,6 +153,29 @@ static void need (struct lookup *l, const char *ref, enum objtype type)
         l->load_errnum = errno ? errno : ENOMEM;
 }
 
+/* A directory the lookup went through that the shared read cache lacks
+ * (it was reset since, or the directory came by a way that does not
+ * publish) goes there now, so that the next get of the kind finds it
+ * there (shmpub.h).  'decoded': the dir, if the cache had it decoded.
+ */
+static void republish_dir (struct lookup *l, const char *ref, json_t *decoded)
+{
+    struct kvs_ctx *ctx = l->ctx;
+    const void *data;
+    size_t len;
+
+    if (!ctx->shm || shmpub_has (ctx->shm, ref))
+        return;
+    if (objcache_get_encoded (ctx->cache, ref, &data, &len) == 0)
+        shmpub_put (ctx->shm, ref, data, len);
+    else if (decoded) {
+        char *enc = treeobj_encode (decoded, &len);
+        if (enc)
+            shmpub_put (ctx->shm, ref, enc, len);
+        free (enc);
+    }
+}
+
 /* Resolve a directory-like tree object to the plain dir object that holds
  * (or would hold) 'name': follow a dirref to its blob, and down an hdir's
  * buckets.  Returns 1 with *dir that plain dir (borrowed); 2 with *entry
@@ -184,8 +208,10 @@ static int open_dir (struct lookup *l, json_t *obj, const char *name,
                 need (l, ref, OBJ_DIR);
                 return 0;
             case 2:
+                republish_dir (l, ref, NULL);
                 return 2;
         }
+        republish_dir (l, ref, next);
         obj = next;
     }
     return 0;
@@ -316,8 +342,11 @@ static void deliver (struct lookup *l, json_t *obj)
             size_t len;
             if (objcache_get_raw (l->ctx->cache, ref, &data, &len) < 0)
                 need (l, ref, OBJ_RAW);
-            else
+            else {
                 total += len;
+                if (!shmpub_has (l->ctx->shm, ref))
+                    shmpub_put (l->ctx->shm, ref, data, len);
+            }
         }
         if (l->pending > 0)
             return;

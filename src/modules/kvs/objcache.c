@@ -229,6 +229,21 @@ int objcache_get_raw (objcache_t *c, const char *ref, const void **data, size_t 
     return 0;
 }
 
+int objcache_get_encoded (objcache_t *c, const char *ref, const void **data,
+                          size_t *len)
+{
+    char key[BLOBREF_MAX + 2];
+    mkkey (key, sizeof (key), OBJ_DIR, ref);
+    struct entry *e = hashmap_lookup (c->map, key);
+    if (!e || !e->valid || e->dir || !e->data) {
+        errno = ENOENT;
+        return -1;
+    }
+    *data = e->data;
+    *len = e->len;
+    return 0;
+}
+
 bool objcache_has (objcache_t *c, enum objtype type, const char *ref)
 {
     char key[BLOBREF_MAX + 2];

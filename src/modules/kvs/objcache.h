@@ -51,6 +51,12 @@ json_t *objcache_get_dir (objcache_t *c, const char *ref);
 int objcache_find (objcache_t *c, const char *ref, const char *name,
                    json_t **dir, json_t **entry);
 int objcache_get_raw (objcache_t *c, const char *ref, const void **data, size_t *len);
+/* The encoding of a directory cached still encoded (borrowed, valid as
+ * objcache_get_raw's), without using it (no LRU change, no decode).
+ * -1 with ENOENT if the entry is absent, pending or decoded.
+ */
+int objcache_get_encoded (objcache_t *c, const char *ref, const void **data,
+                          size_t *len);
 bool objcache_has (objcache_t *c, enum objtype type, const char *ref);
 
 /* Add a loaded or newly made object (dir: a reference is taken). */

@@ -48,7 +48,8 @@ struct option_spec {
     X ("prime-max", K_BYTES, 0, limits.prime_max) \
     X ("prime-budget", K_BYTES, 0, limits.prime_budget) \
     X ("prime-values", K_SIZE, 0, limits.prime_values) \
-    X ("checkpoint-period", K_SECONDS, 0, checkpoint_period)
+    X ("checkpoint-period", K_SECONDS, 0, checkpoint_period) \
+    X ("shm-size", K_SIZE, 0, shm_size)
 
 #define SPEC(name, kind, min, field) { name, kind, min, AT (field) },
 #define NAME(name, kind, min, field) name,
