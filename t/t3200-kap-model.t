@@ -24,14 +24,28 @@ test_expect_success 'a run reports both phases, the CPU by thread and the sync b
 '
 test_expect_success 'consumer-phase factors scale the gets, not the fence' '
 	echo "{\"get_module\":3,\"get_client\":3}" >g.json &&
-	$MODEL --brokers=7 -N 112 -c 4 --cores=2 --costs=g.json --json=g.out &&
-	$MODEL --brokers=7 -N 112 -c 4 --cores=2 --json=g1.out &&
+	$MODEL --brokers=7 -N 112 -c 4 --cores=2 --clients=crowd --costs=g.json --json=g.out &&
+	$MODEL --brokers=7 -N 112 -c 4 --cores=2 --clients=crowd --json=g1.out &&
 	jq -n -e --slurpfile a g.out --slurpfile b g1.out \
 		"\$a[0].metrics.get.mean_us > 2 * \$b[0].metrics.get.mean_us" &&
 	$MODEL --brokers=7 -N 112 -C 0 --cores=2 --costs=g.json --json=g2.out &&
 	$MODEL --brokers=7 -N 112 -C 0 --cores=2 --json=g3.out &&
 	jq -n -e --slurpfile a g2.out --slurpfile b g3.out \
 		"\$a[0].metrics.sync.mean_us == \$b[0].metrics.sync.mean_us"
+'
+test_expect_success 'MPI clients read primed paths from the shared read caches (--shm)' '
+	$MODEL --brokers=7 -N 112 -c 4 --json=s1.out >s1.txt &&
+	grep "gets from shared caches 448" s1.txt &&
+	$MODEL --brokers=7 -N 112 -c 4 --shm=0 --json=s0.out &&
+	$MODEL --brokers=7 -N 112 -c 4 --clients=crowd --json=sc.out &&
+	jq -e ".counters.shm_gets == 448" s1.out &&
+	jq -e ".counters.shm_gets == 0" s0.out &&
+	jq -e ".counters.shm_gets == 0" sc.out &&
+	jq -n -e --slurpfile a s1.out --slurpfile b s0.out \
+		"\$a[0].metrics.get.mean_us < \$b[0].metrics.get.mean_us
+		 and \$a[0].counters.messages < \$b[0].counters.messages" &&
+	test_must_fail $MODEL --shm=2 2>bad.err &&
+	grep "shm is 0 or 1" bad.err
 '
 test_expect_success 'load factors and byte costs slow the sync phase' '
 	echo "{\"sync_broker\":2,\"sync_module\":2,\"sync_client\":2}" >f.json &&
@@ -53,6 +67,8 @@ test_expect_success 'calibrate.sh measures every cost, the load factors and byte
 	done &&
 	jq -e ".sync_broker >= 0.25 and .sync_module >= 0.25 and .sync_client >= 0.25" costs.json &&
 	jq -e ".get_module >= 0.1 and .get_client >= 0.1 and .direct_msg >= 0.5" costs.json &&
+	jq -e ".shm_get >= 0.1 and .shm_get < .lookup + .client_msg" costs.json &&
+	grep "^shm_get_client [0-9]" costs.raw &&
 	grep "^load8_broker_us [0-9]" costs.raw &&
 	grep "^load_client_us [0-9]" costs.raw &&
 	grep "^get_module_us [0-9]" costs.raw &&

@@ -62,8 +62,12 @@ if test "$1" = local; then
     echo "cpu_ping_kvs16k $bcpu_op"
     measure $n $nodirect $PING -n $n -w 200 content
     echo "cpu_ping_content $bcpu_op"
-    measure $n $nodirect $KVSB seqget $n
+    measure $n $nodirect env CANOPY_KVS_SHM=0 $KVSB seqget $n
     echo "cpu_get $bcpu_op"
+    # the same gets read from the broker's shared read cache: the
+    # client's CPU alone
+    measure $n $KVSB seqget $n
+    echo "shm_get_client $ccpu_op"
     # one-key commits, split by the KVS module's own timers
     $CANOPY kvs stats >"$TMP/s0"
     measure $((n / 10)) $nodirect $KVSB commit $((n / 10)) 10

@@ -17,8 +17,11 @@
 #                                KVS thread's CPU per message beyond the
 #                                ping handler (the loops above and below
 #                                go through the broker, CANOPY_DIRECT=0)
-#   lookup                       kvs_get of a cached key (walk: 1 us per
-#                                path component, assumed)
+#   lookup                       kvs_get of a cached key asked of the KVS
+#                                (CANOPY_KVS_SHM=0; walk: 1 us per path
+#                                component, assumed)
+#   shm_get                      the same kvs_get read from the broker's
+#                                shared read cache: the client's CPU
 #   relay_byte, load_byte        the extra broker CPU per byte of a 16 KiB
 #                                kvs.ping payload, per thread crossing
 #   load_serve, load_send, ack   the content and KVS module ping handlers
@@ -194,6 +197,9 @@ awk -v cores=$(nproc) -v k=2 -v when="$(date -u +%Y-%m-%dT%H:%MZ)" '
         printf "  \"ack\": %.3f,\n  \"apply\": %.3f,\n  \"apply_op\": %.3f,\n", kvsmsg, apply, applyop
         printf "  \"store_byte\": %.5f,\n  \"setroot\": %.3f,\n  \"respond\": %.3f,\n", perbyte, setroot, client
         printf "  \"direct_msg\": %.3f,\n", dmsg
+        shmget = v["shm_get_client"]
+        if (shmget < 0.1) shmget = 0.1
+        printf "  \"shm_get\": %.3f,\n", shmget
         printf "  \"load_send\": %.3f,\n  \"load_serve\": %.3f,\n  \"load_byte\": %.5f,\n", client, loadserve, perbyte
         # a put (client only: write-back): fixed + per value byte
         putb = (v["put_1024_us"] - v["put_8_us"]) / 1016

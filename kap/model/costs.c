@@ -42,6 +42,7 @@ static const struct field fields[] = {
     F (client_msg, 5.0),
     F (put, 20.0),
     F (put_byte, 0.03),
+    F (shm_get, 2.0),
     F (route_byte, 0.0),
     F (kvs_byte, 0.0),
     F (sync_broker, 1.0),

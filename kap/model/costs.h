@@ -47,6 +47,8 @@ struct kap_costs {
     double client_msg;      /* a client's CPU per message sent or received */
     double put;             /* a client's CPU per kvs_put (write-back) */
     double put_byte;        /* ... and per byte of its value */
+    double shm_get;         /* a client's CPU per get read from its broker's
+                             * shared read cache (no message) */
     /* per byte of every message, on top of the above: what the loaded
      * fences of 8 B and 1 KiB values differ by, beyond the model's other
      * byte costs (broker: copies and forwarding; KVS: parsing, hashing,

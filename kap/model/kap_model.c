@@ -19,6 +19,9 @@
  *   --load-batch=0|1        content modules load from their parent in batches
  *                           (1, canopy's content.load-batch) or one object
  *                           per request (0)
+ *   --shm=0|1               with --clients=mpi, gets whose path the broker
+ *                           holds are read from its shared read cache (1,
+ *                           canopy's kvs_get) or asked of the KVS (0)
  * Output: KAP's JSON shape (metrics.sync, metrics.get, wallclock) with the
  * model's counters, as a table and with --json=FILE.
  */
@@ -61,6 +64,11 @@ static const char *usage_text =
 "      --load-batch=0|1     content modules load from their parent in\n"
 "                           batches, at most 2 in flight (1, default, as\n"
 "                           canopy does) or one object per request (0)\n"
+"      --shm=0|1            with --clients=mpi, a get whose objects the\n"
+"                           broker holds is read from its shared read cache\n"
+"                           (1, default, as canopy's kvs_get does) or asked\n"
+"                           of the KVS (0, CANOPY_KVS_SHM=0); kap-crowd's\n"
+"                           asynchronous gets always ask\n"
 "      --json=FILE          write the prediction as JSON\n"
 "\n"
 "Job options: -N/--participants (default: one per broker), --brokers=N\n"
@@ -76,6 +84,7 @@ struct model_opts {
     int direct;
     int hold;
     int load_batch;
+    int shm;
     char *json_file;
     int argc;
     char **argv;            /* what is left (array owned, strings borrowed) */
@@ -142,6 +151,7 @@ static void parse_model_opts (struct model_opts *mo, int argc, char **argv)
     mo->direct = 1;
     mo->hold = 1;
     mo->load_batch = 1;
+    mo->shm = 1;
     if (!(mo->argv = calloc (argc + 1, sizeof (char *))))
         die ("out of memory");
     mo->argv[mo->argc++] = argv[0];
@@ -192,6 +202,11 @@ static void parse_model_opts (struct model_opts *mo, int argc, char **argv)
             if (strcmp (v, "0") != 0 && strcmp (v, "1") != 0)
                 die ("--load-batch is 0 or 1");
             mo->load_batch = v[0] == '1';
+        }
+        else if ((v = opt_value (argc, argv, &i, "shm", 0))) {
+            if (strcmp (v, "0") != 0 && strcmp (v, "1") != 0)
+                die ("--shm is 0 or 1");
+            mo->shm = v[0] == '1';
         }
         else if ((v = opt_value (argc, argv, &i, "hdir-threshold", 0))) {
             if ((mo->hdir_threshold = to_int (v, 2)) < 0)
@@ -267,6 +282,7 @@ int main (int argc, char *argv[])
     cfg.direct = mo.direct != 0;
     cfg.hold = mo.hold != 0;
     cfg.load_batch = mo.load_batch != 0;
+    cfg.shm = mo.shm != 0;
     cfg.prime_max = mo.prime_max;
     cfg.prime_budget = mo.prime_budget;
     if (kvsim_run (&cfg, &costs, &res) < 0)
@@ -288,15 +304,17 @@ int main (int argc, char *argv[])
     printf ("phases: sync %.3f ms, consumer %.3f ms, total %.3f ms\n",
             res.sync_wall / 1000, res.consumer_wall / 1000, res.total_wall / 1000);
     printf ("relays %llu (%.0f KiB), loads %llu (%.0f KiB, %llu batches),"
-            " messages %llu, CPU %.3f s\n", (unsigned long long)res.relays,
+            " gets from shared caches %llu, messages %llu, CPU %.3f s\n",
+            (unsigned long long)res.relays,
             res.relay_bytes / 1024.0, (unsigned long long)res.loads,
             res.load_bytes / 1024.0, (unsigned long long)res.load_batches,
+            (unsigned long long)res.shm_gets,
             (unsigned long long)res.messages, res.cpu / 1e6);
 
     if (mo.json_file) {
         json_t *doc = json_pack ("{s:i s:o s:i s:i s:s s:i s:{s:o s:o}"
                                  " s:{s:{s:f} s:{s:f} s:{s:f}}"
-                                 " s:{s:I s:I s:I s:I s:I s:I s:I s:f s:f s:f s:f s:f s:f s:f}}",
+                                 " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:f s:f s:f s:f s:f s:f s:f}}",
                                  "model", 1,
                                  "config", kap_config_json (&kc),
                                  "brokers", cfg.brokers,
@@ -313,6 +331,7 @@ int main (int argc, char *argv[])
                                    "loads", (json_int_t)res.loads,
                                    "load_bytes", (json_int_t)res.load_bytes,
                                    "load_batches", (json_int_t)res.load_batches,
+                                   "shm_gets", (json_int_t)res.shm_gets,
                                    "messages", (json_int_t)res.messages,
                                    "events", (json_int_t)res.events,
                                    "cpu_us", res.cpu,

@@ -43,6 +43,7 @@ enum msgtype {
     M_GET_RESP,     /* KVS -> client */
     M_LOAD,         /* KVS -> content, content -> parent content */
     M_LOAD_RESP,    /* content -> KVS or child content */
+    M_SHM_GET,      /* client internal: a get read from the shared cache */
 };
 
 struct msg {
@@ -770,6 +771,8 @@ static double job_cost (struct sim *s, struct server *sv, struct msg *m)
      * do not cross the broker thread; loads that do are charged as the
      * loops measured them)
      */
+    if (m->type == M_SHM_GET)
+        return cost;    /* measured as it is, a loop of them */
     if (!sync_msg (m->type)) {
         switch (sv->thread) {
             case TH_BROKER:
@@ -837,6 +840,8 @@ static double job_cost_base (struct sim *s, struct server *sv, struct msg *m)
              */
             if (m->type == M_START && s->parts[m->part].producer)
                 return c->client_msg + c->put + c->put_byte * s->cfg->value_size;
+            if (m->type == M_SHM_GET)
+                return c->shm_get;
             return c->client_msg;
         case TH_BROKER:
             if (m->type == M_EVENT)
@@ -1419,6 +1424,13 @@ static void client_done (struct sim *s, int mi)
             pp->t_op = start;
             participant_next (s, m->part);
             return;
+        case M_SHM_GET: {
+            double end = des_now (s->des);
+            tstat_push (&s->res->get, end - pp->t_op);
+            pp->t_op = end;
+            participant_next (s, m->part);
+            return;
+        }
     }
 }
 
@@ -1442,14 +1454,29 @@ static void participant_next (struct sim *s, int p)
     if (li < 0)
         return;
     struct msg *l = &s->msgs[li];
-    l->type = M_LOOKUP;
-    l->dst_broker = pp->broker;
-    l->dst_thread = TH_KVS;
     l->part = p;
     /* access i (1..access_count) reads every key of its producer */
     int i = (pp->access - 1) / cfg->keys_per_iter + 1;
     int k = (pp->access - 1) % cfg->keys_per_iter;
     l->target = target_of (cfg, p, i) * cfg->keys_per_iter + k;
+    if (cfg->shm && cfg->clients == KVSIM_MPI) {
+        int missing;
+        (void)lookup_walk (s, pp->broker, l->target, &missing);
+        if (missing < 0) {
+            /* every object is in the broker's cache, so in its segment */
+            l->type = M_SHM_GET;
+            l->dst_broker = pp->broker;
+            l->dst_thread = TH_CLIENT;
+            l->dst_client = pp->client;
+            s->res->shm_gets++;
+            deliver (s, server_of (s, pp->broker, TH_CLIENT, pp->client), li, 0);
+            s->res->messages--;     /* internal, not a message */
+            return;
+        }
+    }
+    l->type = M_LOOKUP;
+    l->dst_broker = pp->broker;
+    l->dst_thread = TH_KVS;
     l->bytes = 80;
     send_from (s, li, pp->broker, true);
 }

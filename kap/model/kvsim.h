@@ -33,7 +33,11 @@
  *     values over 64 bytes stored as separate blobs (one shared blob when
  *     values are redundant).
  * Clients are one process for all participants (kap-crowd) or one per
- * participant (kap under MPI).
+ * participant (kap under MPI).  With 'shm', a participant of its own
+ * process (KAP's kvs_get) whose broker holds every object of its get's
+ * path reads it from the broker's shared read cache: the client's CPU
+ * (costs.shm_get) and no message; kap-crowd's gets are asynchronous
+ * lookups, which always ask the KVS.
  */
 #ifndef KAP_MODEL_KVSIM_H
 #define KAP_MODEL_KVSIM_H
@@ -80,6 +84,9 @@ struct kvsim_config {
                              * participants are in, or KVSIM_HOLD_BYTES
                              * have gathered (canopy's relay-hold, layout
                              * learned); default off */
+    bool shm;               /* KVSIM_MPI clients read cached paths from the
+                             * broker's shared read cache (canopy's
+                             * kvs.shm-size); default off */
     bool load_batch;        /* content modules load from their parent in
                              * batches, at most KVSIM_LOAD_WINDOW in
                              * flight (canopy's content.load-batch);
@@ -97,6 +104,7 @@ struct kvsim_result {
     uint64_t loads;         /* objects loaded from a parent (every hop) */
     uint64_t load_batches;  /* batched loads sent (load_batch) */
     uint64_t load_bytes;
+    uint64_t shm_gets;      /* gets read from a shared read cache (shm) */
     uint64_t messages;      /* every message, every hop */
     uint64_t events;        /* simulation events */
     double cpu;             /* CPU microseconds charged, all threads */

@@ -1,7 +1,8 @@
 /* test/kvsim.c - the tree model: exact latencies on a trivial tree,
  * determinism, relay and load counts, coalescing, held relays, priming, shared cores,
  * batched loads, several keys per producer, the sync phase's load factors
- * and byte costs, the consumer factors' growth on shared cores.
+ * and byte costs, the consumer factors' growth on shared cores, gets read
+ * from the brokers' shared read caches.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,6 +38,7 @@ static void unit_costs (struct kap_costs *c)
     c->load_serve = 4;
     c->sync_broker = c->sync_module = c->sync_client = 1;
     c->get_module = c->get_client = 1;
+    c->shm_get = 2;
 }
 
 /* The consumer tests' job: unit costs, 'participants' placed in blocks
@@ -393,6 +395,53 @@ static void test_load_batch (void **state)
     assert_true (fabs (tstat_mean (&batch.get) - tstat_mean (&one.get)) < 1e-6);
 }
 
+/* The shared read cache: with MPI clients a get whose path the broker
+ * holds costs the client shm_get and nothing else (a core per thread:
+ * that long after the one before); kap-crowd's gets and --shm off always ask; a path
+ * not held (nothing primed) is loaded by the first get, and read from
+ * the cache by the gets after it on that broker.
+ */
+static void test_shm (void **state)
+{
+    struct kvsim_config cfg;
+    struct kap_costs c;
+    struct kvsim_result on, off;
+
+    /* 16 participants on 4 brokers, one directory primed with the setroot */
+    block_job (&cfg, &c, 4, 16);
+    cfg.access_count = 3;
+    cfg.prime_max = 8192;
+    cfg.prime_budget = 524288;
+    cfg.clients = KVSIM_MPI;
+    assert_int_equal (kvsim_run (&cfg, &c, &off), 0);
+    assert_int_equal (off.shm_gets, 0);
+    cfg.shm = true;
+    assert_int_equal (kvsim_run (&cfg, &c, &on), 0);
+    assert_int_equal (on.get.count, 16 * 3);
+    assert_int_equal (on.shm_gets, 16 * 3);
+    /* the first get of each also waits for the fence's answer to be
+     * handled (client_msg), as a get sent to the KVS would
+     */
+    assert_true (fabs (on.get.min - 2) < 1e-9);
+    assert_true (fabs (on.get.max - (2 + 7)) < 1e-9);
+    assert_true (on.messages < off.messages);
+    assert_true (on.consumer_wall < off.consumer_wall);
+    assert_true (fabs (on.sync_wall - off.sync_wall) < 1e-9);   /* fences alike */
+
+    /* kap-crowd: asynchronous lookups, never the cache */
+    cfg.clients = KVSIM_CROWD;
+    assert_int_equal (kvsim_run (&cfg, &c, &on), 0);
+    assert_int_equal (on.shm_gets, 0);
+
+    /* nothing primed: each broker's first get loads, later ones hit */
+    cfg.clients = KVSIM_MPI;
+    cfg.prime_max = cfg.prime_budget = 0;
+    assert_int_equal (kvsim_run (&cfg, &c, &on), 0);
+    assert_true (on.loads > 0);
+    assert_true (on.shm_gets > 0);
+    assert_true (on.shm_gets < 16 * 3);
+}
+
 /* Several keys per producer (KAP's -K): a consumer reads every key of the
  * producer it reads, the directory holds them all, and with K = 1 the
  * run is the same as without.
@@ -497,6 +546,7 @@ int main (void)
         cmocka_unit_test (test_loads),
         cmocka_unit_test (test_load_batch),
         cmocka_unit_test (test_keys),
+        cmocka_unit_test (test_shm),
         cmocka_unit_test (test_cores),
         cmocka_unit_test (test_shapes),
         cmocka_unit_test (test_bad_config),
