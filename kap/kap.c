@@ -678,6 +678,11 @@ int main (int argc, char *argv[])
     /* Setup (untimed), then the setup barrier. */
     node_init (&ctx);
     setup_dirs (&ctx);
+    /* attach to the broker's shared read cache now, not in the first
+     * timed get (best effort: without one the gets ask the KVS)
+     */
+    if (kap_is_consumer (&ctx.cfg, ctx.rank) && ctx.cfg.read_rank < 0)
+        (void)kvs_read_attach (ctx.h);
     if (ctx.cfg.sync_type == KAP_SYNC_CAUSAL
         && kap_is_consumer (&ctx.cfg, ctx.rank)) {
         char topic[KAP_NAME_MAX];

@@ -33,6 +33,15 @@ test_expect_success 'own: a guest reads anything' '
 	test "$(as_guest canopy kvs get secret)" = 42 &&
 	test "$(on_rank 2 as_guest canopy kvs get other.a)" = 1
 '
+test_expect_success 'own: a guest is refused the shared read cache, and reads through the KVS' '
+	r0=$(canopy kvs stats | jq .shm.refused) &&
+	as_guest kvs-read --attach secret >guest-read.out &&
+	cat guest-read.out &&
+	grep "^attach: 1 Operation not permitted" guest-read.out &&
+	grep "^secret=42$" guest-read.out &&
+	tail -n 1 guest-read.out | grep "hits=0 .* rpc=1 attaches=0" &&
+	test $(canopy kvs stats | jq .shm.refused) -eq $((r0 + 1))
+'
 test_expect_success 'own: a guest commits under its namespace, on every rank' '
 	as_guest canopy kvs put u.$U.x=1 &&
 	on_rank 2 as_guest canopy kvs put u.$U.y=2 &&

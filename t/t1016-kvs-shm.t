@@ -51,6 +51,16 @@ test_expect_success 'on another rank the first get loads, then the segment answe
 	test $(count hits r2b.out) -eq 2 &&
 	test $(count rpc r2b.out) -eq 0
 '
+test_expect_success 'kvs_read_attach attaches before any get, or says why not' '
+	kvs-read --attach s.a >ra.out &&
+	cat ra.out &&
+	grep "^attach: ok" ra.out &&
+	test $(count hits ra.out) -eq 1 &&
+	test $(count attaches ra.out) -eq 1 &&
+	CANOPY_KVS_SHM=0 kvs-read --attach s.a >ra0.out &&
+	grep "^attach: 2 No such file or directory" ra0.out &&
+	test $(count rpc ra0.out) -eq 1
+'
 test_expect_success 'hdir, multi-chunk and empty values read the same either way' '
 	for i in $(seq 300); do echo "s.h.k$i=v$i"; done >puts &&
 	canopy kvs put $(cat puts) &&

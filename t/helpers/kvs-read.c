@@ -10,6 +10,8 @@
  *                                    printed, not counted), then once more
  *   kvs-read --rw N KEY              N times: put KEY=i, commit, get KEY;
  *                                    each get must give i
+ *   kvs-read --attach [KEY...]       kvs_read_attach first: prints
+ *                                    "attach: ok" or "attach: ERRNO TEXT"
  * Then the line "hits=H misses=M retries=R rpc=C attaches=A attached=B".
  * Exits 1 if any get failed or gave the wrong value.
  */
@@ -63,6 +65,7 @@ int main (int argc, char **argv)
     struct kvs_read_stats st;
     const char *until = NULL;
     int rw = 0, errors = 0;
+    bool early = false;
     int i = 1;
 
     for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
@@ -70,18 +73,27 @@ int main (int argc, char **argv)
             until = argv[++i];
         else if (!strcmp (argv[i], "--rw") && i + 1 < argc)
             rw = atoi (argv[++i]);
+        else if (!strcmp (argv[i], "--attach"))
+            early = true;
         else {
             fprintf (stderr, "kvs-read: unknown option %s\n", argv[i]);
             return 2;
         }
     }
-    if (i == argc || (rw && argc - i != 1)) {
-        fprintf (stderr, "Usage: kvs-read [--until FILE] KEY... | --rw N KEY\n");
+    if ((i == argc && !early) || (rw && argc - i != 1)) {
+        fprintf (stderr, "Usage: kvs-read [--attach] [--until FILE] KEY..."
+                 " | --rw N KEY\n");
         return 2;
     }
     if (!(h = canopy_open (NULL, 0, &error))) {
         fprintf (stderr, "kvs-read: %s\n", error.text);
         return 1;
+    }
+    if (early) {
+        if (kvs_read_attach (h) < 0)
+            printf ("attach: %d %s\n", errno, strerror (errno));
+        else
+            printf ("attach: ok\n");
     }
     if (rw)
         errors = read_write (h, rw, argv[i]);

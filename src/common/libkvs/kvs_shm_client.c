@@ -33,6 +33,7 @@ enum { DETACHED, ATTACHED, OFF };
 
 struct shm_client {
     int state;
+    int off_errno;              /* why OFF: ENOENT (none to use), EPERM */
     double retry_at;
     void *mem;
     size_t size;
@@ -92,6 +93,7 @@ static struct shm_client *client_get (canopy_t *h, bool create)
         return NULL;
     c->sock = -1;
     c->state = shm_enabled () && handle_local_path (h) ? DETACHED : OFF;
+    c->off_errno = ENOENT;
     if (canopy_aux_set (h, "kvs::shm", c, client_free) < 0) {
         free (c);
         return NULL;
@@ -99,32 +101,64 @@ static struct shm_client *client_get (canopy_t *h, bool create)
     return c;
 }
 
+/* Attach if it is time to try; errno says why not (ENOENT: nothing to
+ * attach to, or not yet time to try again).
+ */
 static void attach (canopy_t *h, struct shm_client *c)
 {
     char path[108];
     double now = monotime ();
 
-    if (now < c->retry_at)
+    if (now < c->retry_at) {
+        errno = ENOENT;
         return;
+    }
     if (kvs_shm_socket_path (path, sizeof (path), handle_local_path (h)) < 0) {
         c->state = OFF;
+        errno = ENOENT;
         return;
     }
     if (!(c->mem = kvs_shm_attach (path, ATTACH_WAIT, &c->size, &c->sock))) {
-        if (errno == EPERM)
+        int e = errno == ECONNREFUSED ? ENOENT : errno;
+        if (e == EPERM) {
             c->state = OFF;
+            c->off_errno = EPERM;
+        }
         else
-            c->retry_at = now + (errno == ETIMEDOUT ? ATTACH_WAIT : RETRY_ABSENT);
+            c->retry_at = now + (e == ETIMEDOUT ? ATTACH_WAIT : RETRY_ABSENT);
+        errno = e;
         return;
     }
     if (!(c->rd = kvs_shm_reader_create (c->mem, c->size))) {
         detach (c);
         c->retry_at = now + RETRY_ABSENT;
+        errno = ENOENT;
         return;
     }
     c->state = ATTACHED;
     c->checked = now;
     c->stats.attaches++;
+}
+
+int kvs_read_attach (canopy_t *h)
+{
+    struct shm_client *c;
+
+    if (!h) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(c = client_get (h, true)))
+        return -1;
+    if (c->state == ATTACHED)
+        return 0;
+    if (c->state == OFF || kvs_target (h) != CANOPY_NODEID_ANY) {
+        errno = c->state == OFF ? c->off_errno : ENOENT;
+        return -1;
+    }
+    c->retry_at = 0;    /* asked for: try now */
+    attach (h, c);
+    return c->state == ATTACHED ? 0 : -1;
 }
 
 int kvs_shm_client_get (canopy_t *h, const char *key, void **data, size_t *len)

@@ -75,26 +75,41 @@ error: {
     }
 }
 
-int kvs_shm_send_fd (int sock, int fd)
-{
-    char byte = 'S';
-    struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+/* A message of one byte with room for one descriptor. */
+struct fdmsg {
+    char byte;
+    struct iovec iov;
     union {
         char buf[CMSG_SPACE (sizeof (int))];
         struct cmsghdr align;
     } u;
-    struct msghdr mh = {
-        .msg_iov = &iov, .msg_iovlen = 1,
-        .msg_control = u.buf, .msg_controllen = sizeof (u.buf),
-    };
-    struct cmsghdr *cm = CMSG_FIRSTHDR (&mh);
+    struct msghdr mh;
+};
 
-    memset (u.buf, 0, sizeof (u.buf));
+static void fdmsg_init (struct fdmsg *m)
+{
+    memset (m, 0, sizeof (*m));
+    m->byte = 'S';
+    m->iov.iov_base = &m->byte;
+    m->iov.iov_len = 1;
+    m->mh.msg_iov = &m->iov;
+    m->mh.msg_iovlen = 1;
+    m->mh.msg_control = m->u.buf;
+    m->mh.msg_controllen = sizeof (m->u.buf);
+}
+
+int kvs_shm_send_fd (int sock, int fd)
+{
+    struct fdmsg m;
+    struct cmsghdr *cm;
+
+    fdmsg_init (&m);
+    cm = CMSG_FIRSTHDR (&m.mh);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
     cm->cmsg_len = CMSG_LEN (sizeof (int));
     memcpy (CMSG_DATA (cm), &fd, sizeof (int));
-    if (sendmsg (sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
+    if (sendmsg (sock, &m.mh, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
         return -1;
     return 0;
 }
@@ -102,16 +117,7 @@ int kvs_shm_send_fd (int sock, int fd)
 /* One byte and, with it, one descriptor. */
 static int recv_fd (int sock, double timeout)
 {
-    char byte;
-    struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-    union {
-        char buf[CMSG_SPACE (sizeof (int))];
-        struct cmsghdr align;
-    } u;
-    struct msghdr mh = {
-        .msg_iov = &iov, .msg_iovlen = 1,
-        .msg_control = u.buf, .msg_controllen = sizeof (u.buf),
-    };
+    struct fdmsg m;
     struct pollfd pfd = { .fd = sock, .events = POLLIN };
     ssize_t n;
     int rc, fd = -1;
@@ -124,11 +130,13 @@ static int recv_fd (int sock, double timeout)
         errno = ETIMEDOUT;
         return -1;
     }
-    while ((n = recvmsg (sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+    fdmsg_init (&m);
+    m.byte = 0;
+    while ((n = recvmsg (sock, &m.mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
         ;
     if (n < 0)
         return -1;
-    for (struct cmsghdr *cm = CMSG_FIRSTHDR (&mh); cm; cm = CMSG_NXTHDR (&mh, cm)) {
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR (&m.mh); cm; cm = CMSG_NXTHDR (&m.mh, cm)) {
         if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS
             && cm->cmsg_len == CMSG_LEN (sizeof (int)))
             memcpy (&fd, CMSG_DATA (cm), sizeof (int));
@@ -137,7 +145,7 @@ static int recv_fd (int sock, double timeout)
         errno = EPERM;      /* closed without a descriptor: refused */
         return -1;
     }
-    if (n != 1 || byte != 'S' || fd < 0 || (mh.msg_flags & MSG_CTRUNC)) {
+    if (n != 1 || m.byte != 'S' || fd < 0 || (m.mh.msg_flags & MSG_CTRUNC)) {
         if (fd >= 0)
             close (fd);
         errno = EPROTO;

@@ -124,6 +124,13 @@ int kvs_readlink (canopy_t *h, const char *key, char **target);
  * (shm_retries), sent to the KVS (rpc_gets, misses included), and how
  * often the handle attached to a cache (attaches; attached: now).
  * Returns 0, or -1 with EINVAL.
+ * A handle attaches to the cache on its first get, which waits for it;
+ * kvs_read_attach attaches now instead (say, while a program sets up, so
+ * that no timed get pays for it).  Returns 0 once attached, or -1 with
+ * errno: EINVAL, ENOENT (no cache to attach to: not a local broker's
+ * handle, kvs_set_rank in effect, CANOPY_KVS_SHM=0, or no KVS module
+ * sharing one; gets ask the KVS), EPERM (not the instance owner),
+ * ETIMEDOUT.
  */
 struct kvs_read_stats {
     uint64_t shm_hits;
@@ -134,6 +141,7 @@ struct kvs_read_stats {
     bool attached;
 };
 int kvs_read_stats (canopy_t *h, struct kvs_read_stats *st);
+int kvs_read_attach (canopy_t *h);
 
 /* Directories. */
 typedef struct kvsdir kvsdir_t;

@@ -170,6 +170,31 @@ static void seg_fini (struct seg *s)
     free (s->mem);
 }
 
+/* The test tree in a store, and a segment of 'size' bytes for it. */
+struct fixture {
+    struct store st;
+    struct seg s;
+    char longval[LONGVAL_LEN];
+    const char *subref;
+    const char *root;
+};
+
+static struct fixture *fixture_create (size_t size)
+{
+    struct fixture *f = calloc (1, sizeof (*f));
+    assert_non_null (f);
+    f->root = make_tree (&f->st, f->longval, &f->subref);
+    seg_init (&f->s, size);
+    return f;
+}
+
+static void fixture_destroy (struct fixture *f)
+{
+    seg_fini (&f->s);
+    store_free (&f->st);
+    free (f);
+}
+
 static void expect_hit (kvs_shm_reader_t *r, const char *key, int floor,
                         const void *want, size_t wlen)
 {
@@ -191,101 +216,89 @@ static void expect_rc (kvs_shm_reader_t *r, const char *key, int floor, int want
 
 static void test_tree (void **state)
 {
-    struct store st = { 0 };
-    struct seg s;
-    char longval[LONGVAL_LEN];
-    const char *subref;
-    const char *root = make_tree (&st, longval, &subref);
+    struct fixture *f = fixture_create (1024 * 1024);
 
-    seg_init (&s, 1024 * 1024);
-    expect_rc (s.r, "top", 0, KVS_SHM_MISS);        /* no root yet */
-    assert_int_equal (kvs_shm_version (s.r), -1);
-    publish_all (s.w, &st);
-    kvs_shm_set_root (s.w, 5, root);
-    assert_int_equal (kvs_shm_version (s.r), 5);
+    expect_rc (f->s.r, "top", 0, KVS_SHM_MISS);        /* no f->root yet */
+    assert_int_equal (kvs_shm_version (f->s.r), -1);
+    publish_all (f->s.w, &f->st);
+    kvs_shm_set_root (f->s.w, 5, f->root);
+    assert_int_equal (kvs_shm_version (f->s.r), 5);
 
-    expect_hit (s.r, "top", 0, "t", 1);
-    expect_hit (s.r, "a.b", 5, "1", 1);
-    expect_hit (s.r, "..a..b.", 0, "1", 1);         /* normalised */
-    expect_hit (s.r, "a.c", 0, longval, LONGVAL_LEN);
-    expect_hit (s.r, "a.sub.x", 0, "deep", 4);
-    expect_hit (s.r, "empty", 0, "", 0);
+    expect_hit (f->s.r, "top", 0, "t", 1);
+    expect_hit (f->s.r, "a.b", 5, "1", 1);
+    expect_hit (f->s.r, "..a..b.", 0, "1", 1);         /* normalised */
+    expect_hit (f->s.r, "a.c", 0, f->longval, LONGVAL_LEN);
+    expect_hit (f->s.r, "a.sub.x", 0, "deep", 4);
+    expect_hit (f->s.r, "empty", 0, "", 0);
     for (int i = 0; i < HDIR_N; i++) {
         char key[32], val[16];
         snprintf (key, sizeof (key), "big.k%d", i);
         snprintf (val, sizeof (val), "v%d", i);
-        expect_hit (s.r, key, 0, val, strlen (val));
+        expect_hit (f->s.r, key, 0, val, strlen (val));
     }
     /* the same again: from the readers' directory cache */
-    expect_hit (s.r, "a.b", 0, "1", 1);
-    expect_hit (s.r, "big.k7", 0, "v7", 2);
+    expect_hit (f->s.r, "a.b", 0, "1", 1);
+    expect_hit (f->s.r, "big.k7", 0, "v7", 2);
 
     /* the KVS answers these */
-    expect_rc (s.r, "a", 0, KVS_SHM_MISS);          /* a directory */
-    expect_rc (s.r, "big", 0, KVS_SHM_MISS);
-    expect_rc (s.r, ".", 0, KVS_SHM_MISS);          /* the root */
-    expect_rc (s.r, "", 0, KVS_SHM_MISS);
-    expect_rc (s.r, "a.link", 0, KVS_SHM_MISS);     /* a symlink */
-    expect_rc (s.r, "a.link.x", 0, KVS_SHM_MISS);
-    expect_rc (s.r, "a.nope", 0, KVS_SHM_MISS);     /* absent */
-    expect_rc (s.r, "big.nope", 0, KVS_SHM_MISS);
-    expect_rc (s.r, "nope.x", 0, KVS_SHM_MISS);
-    expect_rc (s.r, "a.b.c", 0, KVS_SHM_MISS);      /* through a value */
-    expect_rc (s.r, "a.\001", 0, KVS_SHM_MISS);     /* invalid */
-    expect_rc (s.r, "top", 6, KVS_SHM_MISS);        /* below the floor */
+    expect_rc (f->s.r, "a", 0, KVS_SHM_MISS);          /* a directory */
+    expect_rc (f->s.r, "big", 0, KVS_SHM_MISS);
+    expect_rc (f->s.r, ".", 0, KVS_SHM_MISS);          /* the f->root */
+    expect_rc (f->s.r, "", 0, KVS_SHM_MISS);
+    expect_rc (f->s.r, "a.link", 0, KVS_SHM_MISS);     /* a symlink */
+    expect_rc (f->s.r, "a.link.x", 0, KVS_SHM_MISS);
+    expect_rc (f->s.r, "a.nope", 0, KVS_SHM_MISS);     /* absent */
+    expect_rc (f->s.r, "big.nope", 0, KVS_SHM_MISS);
+    expect_rc (f->s.r, "nope.x", 0, KVS_SHM_MISS);
+    expect_rc (f->s.r, "a.b.c", 0, KVS_SHM_MISS);      /* through a value */
+    expect_rc (f->s.r, "a.\001", 0, KVS_SHM_MISS);     /* invalid */
+    expect_rc (f->s.r, "top", 6, KVS_SHM_MISS);        /* below the floor */
     char *longkey = malloc (KVS_MAX_KEY + 2);
     assert_non_null (longkey);
     memset (longkey, 'k', KVS_MAX_KEY + 1);
     longkey[KVS_MAX_KEY + 1] = '\0';
-    expect_rc (s.r, longkey, 0, KVS_SHM_MISS);
+    expect_rc (f->s.r, longkey, 0, KVS_SHM_MISS);
     longkey[KVS_MAX_COMPONENT + 1] = '\0';          /* one component too long */
-    expect_rc (s.r, longkey, 0, KVS_SHM_MISS);
+    expect_rc (f->s.r, longkey, 0, KVS_SHM_MISS);
     free (longkey);
 
     struct kvs_shm_reader_stats rs;
-    kvs_shm_reader_stats (s.r, &rs);
+    kvs_shm_reader_stats (f->s.r, &rs);
     assert_int_equal (rs.hits, 6 + HDIR_N + 2);
     assert_true (rs.misses >= 15);
 
     expect_rc (NULL, "top", 0, -1);
-    assert_int_equal (kvs_shm_get (s.r, NULL, 0, (void **)&longkey, &rs.hits), -1);
+    assert_int_equal (kvs_shm_get (f->s.r, NULL, 0, (void **)&longkey, &rs.hits), -1);
     assert_int_equal (errno, EINVAL);
 
-    kvs_shm_close (s.w);
-    expect_rc (s.r, "top", 0, KVS_SHM_CLOSED);
-    seg_fini (&s);
-    store_free (&st);
+    kvs_shm_close (f->s.w);
+    expect_rc (f->s.r, "top", 0, KVS_SHM_CLOSED);
+    fixture_destroy (f);
 }
 
 /* A published tree without a.sub: its keys miss, the rest is found. */
 static void test_unpublished (void **state)
 {
-    struct store st = { 0 };
-    struct seg s;
-    char longval[LONGVAL_LEN];
-    const char *subref;
-    const char *root = make_tree (&st, longval, &subref);
+    struct fixture *f = fixture_create (1024 * 1024);
 
-    seg_init (&s, 1024 * 1024);
-    for (int i = 0; i < st.n; i++) {
-        if (strcmp (st.v[i].ref, subref) != 0)
-            assert_int_equal (kvs_shm_put (s.w, st.v[i].ref, st.v[i].data,
-                                           st.v[i].len), 1);
+    for (int i = 0; i < f->st.n; i++) {
+        if (strcmp (f->st.v[i].ref, f->subref) != 0)
+            assert_int_equal (kvs_shm_put (f->s.w, f->st.v[i].ref, f->st.v[i].data,
+                                           f->st.v[i].len), 1);
     }
-    assert_false (kvs_shm_has (s.w, subref));
-    assert_true (kvs_shm_has (s.w, root));
-    assert_int_equal (kvs_shm_put (s.w, root, "x", 1), 0);     /* there already */
-    kvs_shm_set_root (s.w, 1, root);
-    expect_rc (s.r, "a.sub.x", 0, KVS_SHM_MISS);
-    expect_hit (s.r, "a.b", 0, "1", 1);
+    assert_false (kvs_shm_has (f->s.w, f->subref));
+    assert_true (kvs_shm_has (f->s.w, f->root));
+    assert_int_equal (kvs_shm_put (f->s.w, f->root, "x", 1), 0);     /* there already */
+    kvs_shm_set_root (f->s.w, 1, f->root);
+    expect_rc (f->s.r, "a.sub.x", 0, KVS_SHM_MISS);
+    expect_hit (f->s.r, "a.b", 0, "1", 1);
     /* then it comes */
-    for (int i = 0; i < st.n; i++) {
-        if (!strcmp (st.v[i].ref, subref))
-            assert_int_equal (kvs_shm_put (s.w, subref, st.v[i].data, st.v[i].len), 1);
+    for (int i = 0; i < f->st.n; i++) {
+        if (!strcmp (f->st.v[i].ref, f->subref))
+            assert_int_equal (kvs_shm_put (f->s.w, f->subref, f->st.v[i].data, f->st.v[i].len), 1);
     }
-    expect_hit (s.r, "a.sub.x", 0, "deep", 4);
-    seg_fini (&s);
-    store_free (&st);
+    expect_hit (f->s.r, "a.sub.x", 0, "deep", 4);
+    fixture_destroy (f);
 }
 
 /* The reader parses entries in the encoding treeobj_encode gives them. */
@@ -414,30 +427,24 @@ static void test_format_args (void **state)
 /* Random bytes over the table and the arena: no get faults. */
 static void test_garbage (void **state)
 {
-    struct store st = { 0 };
-    struct seg s;
-    char longval[LONGVAL_LEN];
-    const char *subref;
-    const char *root = make_tree (&st, longval, &subref);
+    struct fixture *f = fixture_create (256 * 1024);
     unsigned seed = 11;
     const char *keys[] = { "top", "a.b", "a.c", "a.sub.x", "big.k1", "big.k299",
                            "empty", "a.link" };
-
-    seg_init (&s, 256 * 1024);
-    char *copy = malloc (s.size);
+    char *copy = malloc (f->s.size);
     assert_non_null (copy);
-    publish_all (s.w, &st);
-    kvs_shm_set_root (s.w, 1, root);
-    memcpy (copy, s.mem, s.size);
+    publish_all (f->s.w, &f->st);
+    kvs_shm_set_root (f->s.w, 1, f->root);
+    memcpy (copy, f->s.mem, f->s.size);
     for (int round = 0; round < 300; round++) {
-        memcpy (s.mem, copy, s.size);
-        kvs_shm_reader_t *r = kvs_shm_reader_create (s.mem, s.size);
+        memcpy (f->s.mem, copy, f->s.size);
+        kvs_shm_reader_t *r = kvs_shm_reader_create (f->s.mem, f->s.size);
         assert_non_null (r);
         /* spoil bytes past the header: few, or many */
         int n = round % 3 == 0 ? 2000 : 1 + rand_r (&seed) % 20;
         for (int i = 0; i < n; i++) {
-            size_t off = 512 + (size_t)rand_r (&seed) % (s.size - 512);
-            ((unsigned char *)s.mem)[off] = (unsigned char)rand_r (&seed);
+            size_t off = 512 + (size_t)rand_r (&seed) % (f->s.size - 512);
+            ((unsigned char *)f->s.mem)[off] = (unsigned char)rand_r (&seed);
         }
         for (size_t k = 0; k < sizeof (keys) / sizeof (keys[0]); k++) {
             void *data = NULL;
@@ -450,8 +457,7 @@ static void test_garbage (void **state)
         kvs_shm_reader_destroy (r);
     }
     free (copy);
-    seg_fini (&s);
-    store_free (&st);
+    fixture_destroy (f);
 }
 
 /* Concurrency: a writer publishes version after version of a tree whose
