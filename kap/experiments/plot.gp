@@ -4,7 +4,8 @@
 #             dirkeys=16; ppb=2" plot.gp
 # reads OUT/fig1.dat, fig2.dat, fig3.dat (first column: ranks; then one
 # column per series, in the order of the lists; '?' marks a missing point)
-# and writes OUT/fig1-put.png, fig2-fence.png, fig3-get.png.
+# and writes OUT/fig1-put.png, fig2-fence.png, fig3-get.png (and, from
+# fig3-mean.dat, fig3-mean.png).
 
 set terminal pngcairo size 900,600 font ",11" noenhanced
 set datafile missing "?"
@@ -50,3 +51,17 @@ plot for [i = 1:n] dir . "/fig3.dat" \
         using 1:(column (n + i + 1)) \
         title sprintf ("%s get(s), dirs of %d", word (gets, i), dirkeys) \
         lw 2 pt 6 dt 2 lc i
+
+# Figure 3, the gets themselves: mean get latency over every get of a run
+if (system ("test -r " . dir . "/fig3-mean.dat && echo 1") eq "1") {
+    set output dir . "/fig3-mean.png"
+    set title sprintf ("KAP figure 3: mean get latency (8 B values) vs. consumers,\none directory vs. directories of %d keys", dirkeys)
+    set ylabel "mean kvs_get latency (us)"
+    plot for [i = 1:n] dir . "/fig3-mean.dat" \
+            using 1:(column (i + 1) * 1000) title word (gets, i) . " get(s), one dir" \
+            lw 2 pt 7 lc i, \
+         for [i = 1:n] dir . "/fig3-mean.dat" \
+            using 1:(column (n + i + 1) * 1000) \
+            title sprintf ("%s get(s), dirs of %d", word (gets, i), dirkeys) \
+            lw 2 pt 6 dt 2 lc i
+}
