@@ -183,6 +183,6 @@ test_expect_success 'kvs.shm-size=0: no segment, gets are requests' '
 test_expect_success 'a size too small for a segment keeps the module from loading, saying why' '
 	test_must_fail canopy start -n 1 -S kvs.shm-size=1000 -- true 2>bad.err;
 	cat bad.err &&
-	grep "kvs.shm-size must be 0 (off) or from 65536" bad.err
+	grep "kvs: option shm-size=1000: expected 0 (off) or from 65536" bad.err
 '
 test_done

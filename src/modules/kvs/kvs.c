@@ -87,6 +87,7 @@
 #include "load.h"
 #include "shmpub.h"
 #include "src/common/libkvs/blobrecs.h"
+#include "src/common/libkvs/kvs_shm.h"
 #include "src/common/libcanopy/json_fast_dump.h"
 #include "src/common/libcanopy/direct.h"
 
@@ -318,7 +319,7 @@ static void prime_cb (canopy_t *h, canopy_msg_handler_t *mh,
         else
             ctx->stats.primed_values += n;
     }
-    if (ctx->shm)   /* (checked by objcache_put_blobrecs, or on rank 0 made here) */
+    if (ctx->shm)   /* every record is checked before any is delivered */
         (void)blobrecs_foreach ((const char *)buf + off, len - off, publish_value,
                                 ctx, NULL);
     if (ctx->prime_version >= 0 && version >= ctx->prime_version)
@@ -681,25 +682,21 @@ static void direct_start (struct kvs_ctx *ctx)
 }
 
 /* The shared read cache (shmpub.h), beside the direct channel.  Without
- * it (kvs.shm-size=0, no local socket, an error) every get is a request.
+ * it (kvs.shm-size=0, no local socket, an error: logged) every get is a
+ * request.
  */
-static int shm_start (struct kvs_ctx *ctx)
+static void shm_start (struct kvs_ctx *ctx)
 {
     const char *uri = canopy_attr_get (ctx->h, "local-uri");
     canopy_error_t error;
 
     if (ctx->shm_size == 0 || !uri || strncmp (uri, "local://", 8) != 0)
-        return 0;
+        return;
     if (!(ctx->shm = shmpub_create (ctx->h, uri + 8, ctx->shm_size, &error))) {
-        if (errno == EINVAL) {
-            canopy_log (ctx->h, LOG_ERR, "%s", error.text);
-            return -1;
-        }
         canopy_log (ctx->h, LOG_WARNING, "no shared read cache: %s", error.text);
-        return 0;
+        return;
     }
     shmpub_root (ctx->shm, ctx->version, ctx->rootref);
-    return 0;
 }
 
 static void disconnect_cb (canopy_t *h, canopy_msg_handler_t *mh,
@@ -833,6 +830,13 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
         errno = EINVAL;
         return -1;
     }
+    if (ctx->shm_size != 0
+        && (ctx->shm_size < KVS_SHM_MIN_SIZE || ctx->shm_size >= ((size_t)1 << 40))) {
+        canopy_log (ctx->h, LOG_ERR, "kvs: option shm-size=%zu: expected 0 (off)"
+                    " or from %d to 2^40-1 bytes", ctx->shm_size, KVS_SHM_MIN_SIZE);
+        errno = EINVAL;
+        return -1;
+    }
     return 0;
 }
 
@@ -937,8 +941,7 @@ int mod_main (canopy_t *h, int argc, char **argv)
     if (canopy_msg_handler_addvec (h, htab, &ctx, &handlers) < 0)
         goto done;
     guest_admit (&ctx, handlers);
-    if (shm_start (&ctx) < 0)
-        goto done;
+    shm_start (&ctx);
     direct_start (&ctx);
     /* rank 0 times fences out and expires finished names (1 s steps);
      * elsewhere the timer only ages the cache, so an idle broker wakes
