@@ -40,7 +40,7 @@ static const char *store (kvs_shm_t *w, json_t *obj, char *ref)
 
 static void build (void)
 {
-    kvs_shm_t *w = kvs_shm_format (pristine, SEG_SIZE);
+    kvs_shm_t *w = kvs_shm_format (pristine, SEG_SIZE, true);  /* static: zeros */
     char ref[BLOBREF_MAX], c1[BLOBREF_MAX], c2[BLOBREF_MAX];
     json_t *a = treeobj_create_dir ();
     json_t *v = treeobj_create_valref ();

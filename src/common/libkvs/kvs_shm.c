@@ -105,7 +105,7 @@ static void seq_end (struct kvs_shm *w)
     __atomic_store_n (&w->hdr->seq, s + 1, __ATOMIC_RELEASE);
 }
 
-kvs_shm_t *kvs_shm_format (void *mem, size_t size)
+kvs_shm_t *kvs_shm_format (void *mem, size_t size, bool zeroed)
 {
     struct kvs_shm *w;
     size_t nslots = 64;
@@ -131,7 +131,8 @@ kvs_shm_t *kvs_shm_format (void *mem, size_t size)
     w->arena_bytes = (size - w->arena_off) & ~(size_t)7;
 
     memset (w->hdr, 0, HDR_BYTES);
-    memset (w->slots, 0, nslots * sizeof (struct shm_slot));
+    if (!zeroed)
+        memset (w->slots, 0, nslots * sizeof (struct shm_slot));
     w->hdr->format = SHM_FORMAT;
     w->hdr->hdr_bytes = HDR_BYTES;
     w->hdr->size = size;

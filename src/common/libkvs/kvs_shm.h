@@ -63,12 +63,13 @@
 
 typedef struct kvs_shm kvs_shm_t;
 
-/* Format the size bytes at mem (8-aligned, zero or not) as an empty
- * segment with no root yet (version -1), and return its writer.  NULL
- * with errno EINVAL (size below KVS_SHM_MIN_SIZE, or at least 2^40) or
- * ENOMEM.
+/* Format the size bytes at mem (8-aligned) as an empty segment with no
+ * root yet (version -1), and return its writer.  'zeroed': the memory is
+ * known to be all zeros (a new memory file), so the table is not written
+ * (its pages stay unallocated until used).  NULL with errno EINVAL (size
+ * below KVS_SHM_MIN_SIZE, or at least 2^40) or ENOMEM.
  */
-kvs_shm_t *kvs_shm_format (void *mem, size_t size);
+kvs_shm_t *kvs_shm_format (void *mem, size_t size, bool zeroed);
 /* Free the writer; the segment's memory is the caller's.  Accepts NULL;
  * keeps errno.
  */

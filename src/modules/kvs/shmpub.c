@@ -206,7 +206,7 @@ struct shmpub *shmpub_create (canopy_t *h, const char *local_path, size_t size,
         goto error;
     }
     p->size = size;
-    if (!(p->w = kvs_shm_format (p->mem, size))) {
+    if (!(p->w = kvs_shm_format (p->mem, size, true))) {     /* a new memfd */
         errprintf (error, "formatting the segment: %s", strerror (errno));
         goto error;
     }
@@ -242,7 +242,7 @@ struct shmpub *shmpub_create (canopy_t *h, const char *local_path, size_t size,
     canopy_watcher_unref (p->fault_w);
     canopy_watcher_start (p->listen_w);
     kvs_shm_stats (p->w, &st);
-    p->faulted = p->fault_want = st.end;    /* format wrote the header and table */
+    p->faulted = p->fault_want = st.end;    /* the writer starts past the table */
     return p;
 error:
     shmpub_destroy (p);

@@ -159,7 +159,7 @@ static void seg_init (struct seg *s, size_t size)
     s->size = size;
     assert_int_equal (posix_memalign (&s->mem, 64, size), 0);
     memset (s->mem, 0xa5, size);    /* not zeroed: format must not need it */
-    assert_non_null ((s->w = kvs_shm_format (s->mem, size)));
+    assert_non_null ((s->w = kvs_shm_format (s->mem, size, false)));
     assert_non_null ((s->r = kvs_shm_reader_create (s->mem, size)));
 }
 
@@ -397,11 +397,11 @@ static void test_format_args (void **state)
     kvs_shm_t *w;
 
     errno = 0;
-    assert_null (kvs_shm_format (mem, KVS_SHM_MIN_SIZE - 1));
+    assert_null (kvs_shm_format (mem, KVS_SHM_MIN_SIZE - 1, false));
     assert_int_equal (errno, EINVAL);
-    assert_null (kvs_shm_format (NULL, KVS_SHM_MIN_SIZE));
-    assert_null (kvs_shm_format ((char *)mem + 1, KVS_SHM_MIN_SIZE - 8));
-    assert_non_null ((w = kvs_shm_format (mem, sizeof (mem))));
+    assert_null (kvs_shm_format (NULL, KVS_SHM_MIN_SIZE, false));
+    assert_null (kvs_shm_format ((char *)mem + 1, KVS_SHM_MIN_SIZE - 8, false));
+    assert_non_null ((w = kvs_shm_format (mem, sizeof (mem), true)));  /* static */
 
     /* readers refuse what is not a segment of this size */
     assert_null (kvs_shm_reader_create (mem, sizeof (mem) - 8));
