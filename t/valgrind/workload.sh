@@ -1,7 +1,8 @@
 #!/bin/sh
 # workload.sh - what t5000-valgrind.t runs inside a 2-broker instance whose
 # brokers are under valgrind.  Touches the KVS (put, get, fence, watch,
-# unlink, big values), modules, pings across ranks, malformed input on the
+# unlink, big values; a client reading the shared read cache, under
+# memcheck too), modules, pings across ranks, malformed input on the
 # local socket, events, the log, and canopy run jobs.  Prints
 # "workload done" at the end; any failing step exits non-zero.
 set -e
@@ -28,6 +29,12 @@ for i in $(seq 1 200); do echo "k$i=v$i"; done | xargs canopy kvs put
 canopy kvs unlink -R a d
 test_must_fail () { if "$@"; then return 1; fi; }
 test_must_fail canopy kvs get a.b
+# a client reading the shared read cache, under memcheck itself
+valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
+    kvs-read --attach k1 k200 big k1 >vg-read.out
+grep "^attach: ok" vg-read.out
+grep "^k200=v200" vg-read.out
+tail -n 1 vg-read.out | grep "hits=[1-9]"
 
 # a fence across both ranks
 canopy kvs fence f1 2 f.r0=0 &
