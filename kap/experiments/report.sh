@@ -77,6 +77,11 @@ function slope(c,   r, n, sx, sy, sxx, sxy) {
     if (n < 2 || n * sxx == sx * sx) return 0
     return (n * sxy - sx * sy) / (n * sxx - sx * sx)
 }
+# the series of figure 3: n gets counts gk[], one directory then directories
+function fig3_titles(gets, dk,   c) {
+    n = split(gets, gk, " ")
+    for (c = 1; c <= n; c++) { title[c] = gk[c] " get(s), one dir"; title[n + c] = gk[c] " get(s), dirs of " dk }
+}
 function sizelabel(v) { return (v >= 1024) ? (v / 1024) " KiB" : v " B" }
 function human(b) { return (b >= 1024) ? sprintf("%.0f KiB", b / 1024) : sprintf("%d B", b) }
 function toofew() {
@@ -317,15 +322,14 @@ EOF
 awk -v gets="$(meta gets)" -v dk="$(meta 'dir keys')" "$lib"'
 BEGIN {
     load(ARGV[1]); ARGV[1] = ""
-    n = split(gets, g, " ")
-    for (c = 1; c <= n; c++) { title[c] = g[c] " get(s), one dir"; title[n + c] = g[c] " get(s), dirs of " dk }
+    fig3_titles(gets, dk)
     table(title, 1, "ms")
     if (toofew()) exit
     grow = 1; better = 0; worse = 0
     for (c = 1; c <= n; c++) {
         gr = growth(c)
         if (gr < 0) { grow = 0; continue }
-        printf "- %s get(s), one directory: ×%.2f from %d to %d consumers", g[c], gr, P[first(c)], P[last(c)]
+        printf "- %s get(s), one directory: ×%.2f from %d to %d consumers", gk[c], gr, P[first(c)], P[last(c)]
         if (gr <= 1.5) grow = 0
         gd = growth(n + c)
         if (gd >= 0) printf "; directories of %s keys: ×%.2f", dk, gd
@@ -367,8 +371,7 @@ EOF
 awk -v gets="$(meta gets)" -v dk="$(meta 'dir keys')" "$lib"'
 BEGIN {
     load(ARGV[1]); ARGV[1] = ""
-    n = split(gets, g, " ")
-    for (c = 1; c <= n; c++) { title[c] = g[c] " get(s), one dir"; title[n + c] = g[c] " get(s), dirs of " dk }
+    fig3_titles(gets, dk)
     table(title, 1000, "µs")
     if (toofew()) exit
     logok = 1
@@ -377,7 +380,7 @@ BEGIN {
         if (gr < 0) { logok = 0; continue }
         a = first(c); b = last(c)
         lg = log(P[b]) / log(P[a])
-        printf "- %s get(s), one directory: mean get ×%.2f from %d to %d consumers (log2 of the consumer count ×%.2f)\n", g[c], gr, P[a], P[b], lg
+        printf "- %s get(s), one directory: mean get ×%.2f from %d to %d consumers (log2 of the consumer count ×%.2f)\n", gk[c], gr, P[a], P[b], lg
         if (gr > 1.25 * lg) logok = 0
     }
     print ""
