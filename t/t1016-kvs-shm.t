@@ -2,7 +2,7 @@
 test_description='KVS shared read cache: local clients read values from the memory their KVS module publishes
 
 Each KVS module publishes its root and the objects it holds in a memory
-segment that it hands to local clients of the instance owner through the
+segment that it hands to local clients (of the owner, or of guests who may read) through the
 socket PATH-kvs-shm; their plain value gets are resolved there without a
 message, and anything not found there is asked of the KVS as before.
 Checked: the socket and counters; hits on every rank, through plain

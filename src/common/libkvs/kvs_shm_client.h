@@ -7,7 +7,7 @@
  * or "off".  It detaches when the module closes the segment (unloaded)
  * and attaches again at a later get.  An attempt that finds no segment
  * (no module listening, kvs.shm-size=0) is retried at most every few
- * seconds; one refused (not the instance owner) is not retried.
+ * seconds; one refused (a guest without read access) is not retried.
  *
  * Read-your-writes: the KVS publishes a root before it answers anything
  * in it, so a commit's or fence's answer means the segment has that

@@ -9,8 +9,9 @@
  * the connection: the module holds its end open while it lives, so a
  * client learns of a module (or broker) that died without closing the
  * segment when the connection ends (kvs_shm_alive).  Only the
- * instance owner gets a descriptor (SO_PEERCRED): a guest's gets go to the
- * KVS, which applies kvs.guest-access.  No name in a shared directory is
+ * instance owner gets a descriptor (SO_PEERCRED), unless
+ * kvs.guest-access lets guests read the whole namespace anyway: without
+ * it a guest's gets go to the KVS, which refuses them.  No name in a shared directory is
  * involved, so nobody else can plant a segment, and the memory goes away
  * with the last mapping.
  *

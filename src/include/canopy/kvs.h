@@ -111,8 +111,9 @@ int kvs_get_raw (canopy_t *h, const char *key, void **data, size_t *len);
 int kvs_readlink (canopy_t *h, const char *key, char **target);
 
 /* The gets above (kvs_get and the typed getters, kvs_get_raw) are read
- * from the local broker's shared read cache when the handle is its
- * owner's and reads from the local broker: the KVS module publishes its
+ * from the local broker's shared read cache when the handle may read the
+ * whole namespace (the instance owner, or a guest with kvs.guest-access
+ * read or own) and reads from the local broker: the KVS module publishes its
  * root and the objects it holds in memory its local clients map, and a
  * get found there sends no message (a miss asks the KVS as always; see
  * kvs.shm-size in canopy-broker(8); CANOPY_KVS_SHM=0 turns it off for a
@@ -129,7 +130,7 @@ int kvs_readlink (canopy_t *h, const char *key, char **target);
  * that no timed get pays for it).  Returns 0 once attached, or -1 with
  * errno: EINVAL, ENOENT (no cache to attach to: not a local broker's
  * handle, kvs_set_rank in effect, CANOPY_KVS_SHM=0, or no KVS module
- * sharing one; gets ask the KVS), EPERM (not the instance owner),
+ * sharing one; gets ask the KVS), EPERM (a guest without read access),
  * ETIMEDOUT.
  */
 struct kvs_read_stats {

@@ -692,7 +692,9 @@ static void shm_start (struct kvs_ctx *ctx)
 
     if (ctx->shm_size == 0 || !uri || strncmp (uri, "local://", 8) != 0)
         return;
-    if (!(ctx->shm = shmpub_create (ctx->h, uri + 8, ctx->shm_size, &error))) {
+    if (!(ctx->shm = shmpub_create (ctx->h, uri + 8, ctx->shm_size,
+                                    ctx->limits.guest_access >= KVS_GUEST_READ,
+                                    &error))) {
         canopy_log (ctx->h, LOG_WARNING, "no shared read cache: %s", error.text);
         return;
     }

@@ -11,8 +11,8 @@
  * Design notes:
  * - The listening socket is non-blocking and watched by the module's
  *   reactor; each connection is answered at once (the owner gets one
- *   byte and the read-only descriptor; anyone else nothing, and is
- *   closed).  A send on a new UNIX connection of one byte cannot block.
+ *   byte and the read-only descriptor, and so does anyone when guests
+ *   may read; anyone else nothing, and is closed).  A send on a new UNIX connection of one byte cannot block.
  *   An owner's connection stays open, watched, until the client closes
  *   it (or sends anything: it is closed then) or the module ends: that
  *   end is how a client learns the module is gone (kvs_shm_alive).
@@ -64,6 +64,7 @@ struct shmpub {
     size_t faulted;         /* bytes from the start known to be in memory */
     size_t fault_want;
     uid_t owner;
+    bool guests;            /* anyone may have it, not only the owner */
     struct list_node clients;   /* struct attached */
     int nclients;
     uint64_t attaches;
@@ -121,7 +122,8 @@ static void listen_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents,
             return;
         }
         if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0
-            && cred.uid == p->owner && kvs_shm_send_fd (fd, p->rofd) == 0
+            && (cred.uid == p->owner || p->guests)
+            && kvs_shm_send_fd (fd, p->rofd) == 0
             && keep (p, fd) == 0) {
             p->attaches++;
             continue;
@@ -175,7 +177,7 @@ static void fault_ahead (struct shmpub *p)
 }
 
 struct shmpub *shmpub_create (canopy_t *h, const char *local_path, size_t size,
-                              canopy_error_t *error)
+                              bool guests, canopy_error_t *error)
 {
     struct shmpub *p;
     struct sockaddr_un addr;
@@ -197,6 +199,7 @@ struct shmpub *shmpub_create (canopy_t *h, const char *local_path, size_t size,
     p->fd = p->rofd = p->lfd = -1;
     list_init (&p->clients);
     p->owner = getuid ();
+    p->guests = guests;
     if (kvs_shm_socket_path (p->path, sizeof (p->path), local_path) < 0) {
         errprintf (error, "socket path too long");
         goto error;

@@ -20,18 +20,21 @@
 #define CANOPY_KVS_SHMPUB_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <jansson.h>
 #include <canopy/canopy.h>
 
 struct shmpub;
 
 /* A segment of 'size' bytes for the broker whose local socket is
- * 'local_path', and its socket.  NULL with errno and a sentence in error:
- * EINVAL (size out of bounds), ENAMETOOLONG, or the memfd's, socket's or
- * reactor's errors.
+ * 'local_path', and its socket.  It is handed to the instance owner's
+ * clients, and with 'guests' to anyone's (kvs.guest-access=read or own:
+ * guests may read the whole namespace anyway).  NULL with errno and a
+ * sentence in error: EINVAL (size out of bounds), ENAMETOOLONG, or the
+ * memfd's, socket's or reactor's errors.
  */
 struct shmpub *shmpub_create (canopy_t *h, const char *local_path, size_t size,
-                              canopy_error_t *error);
+                              bool guests, canopy_error_t *error);
 /* Close the segment for its readers, stop listening, unmap.  Accepts
  * NULL; keeps errno.
  */
