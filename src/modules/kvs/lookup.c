@@ -344,8 +344,8 @@ static void deliver (struct lookup *l, json_t *obj)
                 need (l, ref, OBJ_RAW);
             else {
                 total += len;
-                if (!shmpub_has (l->ctx->shm, ref))
-                    shmpub_put (l->ctx->shm, ref, data, len);
+                /* for the shared read cache, if it lost it (a no-op if not) */
+                shmpub_put (l->ctx->shm, ref, data, len);
             }
         }
         if (l->pending > 0)
