@@ -82,4 +82,27 @@ test_expect_success 'answered requests are forgotten: many echoes, then a clean 
 	canopy dmesg >dmesg.out &&
 	! grep "unanswered" dmesg.out
 '
+test_expect_success 'a load is answered only once the module has set up and runs' '
+	canopy module load $testmod setup-delay=1 &&
+	canopy module list >list &&
+	grep "^testmod .*running" list &&
+	canopy module remove testmod
+'
+test_expect_success 'a module that fails while setting up: its load fails with its errno' '
+	test_must_fail canopy module load $testmod fail=22 2>err &&
+	cat err &&
+	grep "exited while loading" err &&
+	grep "Invalid argument" err &&
+	canopy module list >list &&
+	! grep "^testmod " list
+'
+test_expect_success 'the initial program starts once every rank'"'"'s modules have set up' '
+	rm -f mark.* &&
+	TESTMOD_SETUP_DELAY=1 TESTMOD_SETUP_MARK=$PWD/mark canopy start -n 3 \
+		-S broker.modules=content,content-sqlite,kvs,resource,exec,$testmod -- \
+		sh -c "ls mark.*; canopy module list --rank all" >ready.out &&
+	cat ready.out &&
+	test $(grep -c "^mark\.[012]$" ready.out) -eq 3 &&
+	test $(grep -c " testmod  *running " ready.out) -eq 3
+'
 test_done

@@ -17,7 +17,13 @@
  *   does not exit within the grace period is abandoned (its thread is
  *   detached) so that shutdown never hangs.
  * - Control messages from module threads: MOD_STATUS with status RUNNING
- *   or EXITED (payload {"rc": n}).
+ *   or EXITED (payload {"rc": n, "errnum": e}).  RUNNING is sent on the
+ *   first pass of the module's reactor, so a module is running once
+ *   mod_main has finished setting up (its sockets exist, its root is
+ *   known) and waits for work.  A module.load request is answered then,
+ *   or with the module's error if it exits first; the overlay counts a
+ *   broker ready only when none of its modules is still loading
+ *   (modhost_loading), so the initial program starts on a ready instance.
  * - Requests handed to a module are tracked (rpctrack.c) until it answers
  *   them; when it exits (or is abandoned) every one still unanswered is
  *   answered ENOSYS, so no client waits forever on a module that failed
@@ -42,6 +48,7 @@
 #include "broker.h"
 #include "rpctrack.h"
 #include "modhost.h"
+#include "overlay.h"
 
 #define UNLOAD_GRACE 10.0
 
@@ -62,7 +69,9 @@ struct module {
     char **argv;
     int state;
     int rc;
+    int errnum;                 /* mod_main's errno when rc != 0 */
     double load_time;
+    canopy_msg_t *loader;       /* module.load request, answered at RUNNING */
     canopy_msg_t **removers;    /* pending module.remove requests */
     int nremovers;
     msg_queue_t *to_mod;        /* broker -> module */
@@ -114,6 +123,7 @@ static void module_free (struct module *mod)
     for (int i = 0; i < mod->nremovers; i++)
         canopy_msg_decref (mod->removers[i]);
     free (mod->removers);
+    canopy_msg_decref (mod->loader);
     endpoint_release (&mod->ep);
     rpctrack_destroy (mod->track);
     free (mod->name);
@@ -143,11 +153,11 @@ static int module_send (struct endpoint *ep, const canopy_msg_t *msg)
 }
 
 /* The module's status message to the broker (CTL_MOD_STATUS), or NULL. */
-static canopy_msg_t *status_msg_create (int status, int rc)
+static canopy_msg_t *status_msg_create (int status, int rc, int errnum)
 {
     canopy_msg_t *msg = canopy_msg_create (CANOPY_MSGTYPE_CONTROL);
-    char buf[32];
-    snprintf (buf, sizeof (buf), "{\"rc\":%d}", rc);
+    char buf[64];
+    snprintf (buf, sizeof (buf), "{\"rc\":%d,\"errnum\":%d}", rc, errnum);
     if (!msg || canopy_msg_set_control (msg, CTL_MOD_STATUS, status) < 0
         || canopy_msg_set_string (msg, buf) < 0) {
         canopy_msg_decref (msg);
@@ -156,12 +166,20 @@ static canopy_msg_t *status_msg_create (int status, int rc)
     return msg;
 }
 
-static void send_status (canopy_t *h, int status, int rc)
+static void send_status (canopy_t *h, int status, int rc, int errnum)
 {
-    canopy_msg_t *msg = status_msg_create (status, rc);
+    canopy_msg_t *msg = status_msg_create (status, rc, errnum);
     if (msg)
         (void)canopy_send (h, msg, 0);
     canopy_msg_decref (msg);
+}
+
+/* The first pass of the module's reactor: mod_main is set up. */
+static void running_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents,
+                        void *arg)
+{
+    canopy_watcher_stop (w);
+    send_status (arg, MOD_RUNNING, 0, 0);
 }
 
 static void module_disconnect_cb (canopy_t *h, void *arg)
@@ -177,7 +195,9 @@ static void *module_thread (void *arg)
     struct module *mod = ta->mod;
     void *impl = NULL;
     canopy_t *h = NULL;
+    canopy_watcher_t *running_w = NULL;
     int rc = -1;
+    int errnum = 0;
     sigset_t all;
 
     /* signals belong to the broker's main thread */
@@ -210,10 +230,19 @@ static void *module_thread (void *arg)
         canopy_log_error (h, "failed to register built-in handlers");
         goto done;
     }
-    send_status (h, MOD_RUNNING, 0);
+    canopy_reactor_t *r = canopy_get_reactor (h);
+    if (!r || !(running_w = canopy_prepare_watcher_create (r, running_cb, h))) {
+        canopy_log_error (h, "failed to create the running watcher");
+        goto done;
+    }
+    canopy_watcher_unref (running_w);
+    canopy_watcher_start (running_w);
+    errno = 0;
     rc = mod->main (h, mod->argc, mod->argv);
+    errnum = errno;
 done:
-    send_status (h, MOD_EXITED, rc);
+    canopy_watcher_destroy (running_w);
+    send_status (h, MOD_EXITED, rc, rc != 0 ? errnum : 0);
     canopy_close (h);
     thread_arg_free (ta);
     return NULL;
@@ -222,7 +251,7 @@ done_nohandle:
      * the broker joins the thread and answers what was sent to it.
      */
     {
-        canopy_msg_t *msg = status_msg_create (MOD_EXITED, -1);
+        canopy_msg_t *msg = status_msg_create (MOD_EXITED, -1, errno ? errno : ENOMEM);
         if (msg)
             (void)msg_queue_send_owned (ta->out, msg);
     }
@@ -232,6 +261,7 @@ done_nohandle:
 
 static void module_queue_cb (canopy_reactor_t *r, canopy_watcher_t *w,
                              int revents, void *arg);
+static void module_running (struct module *mod);
 
 static struct module *module_lookup (struct modhost *mh, const char *name)
 {
@@ -266,8 +296,9 @@ static char *find_module (struct modhost *mh, const char *name)
     return NULL;
 }
 
-int modhost_load (struct modhost *mh, const char *name_or_path,
-                  int argc, char **argv, char *errbuf, size_t errsize)
+static struct module *module_load (struct modhost *mh, const char *name_or_path,
+                                   int argc, char **argv,
+                                   char *errbuf, size_t errsize)
 {
     struct broker *b = mh->b;
     struct module *mod = NULL;
@@ -368,7 +399,7 @@ int modhost_load (struct modhost *mh, const char *name_or_path,
     list_add_tail (&mh->modules, &mod->node);
     mh->count++;
     broker_log (b, LOG_DEBUG, "loaded module %s from %s", mod->name, mod->path);
-    return 0;
+    return mod;
 nomem_registered:
     errno = ENOMEM;
     snprintf (errbuf, errsize, "out of memory");
@@ -387,7 +418,28 @@ error:
         module_free (mod);
         errno = saved_errno;
     }
-    return -1;
+    return NULL;
+}
+
+int modhost_load (struct modhost *mh, const char *name_or_path,
+                  int argc, char **argv, char *errbuf, size_t errsize)
+{
+    return module_load (mh, name_or_path, argc, argv, errbuf, errsize) ? 0 : -1;
+}
+
+int modhost_loading (struct modhost *mh)
+{
+    struct list_node *pos;
+    int n = 0;
+
+    if (!mh)
+        return 0;
+    list_for_each (pos, &mh->modules) {
+        struct module *mod = list_entry (pos, struct module, node);
+        if (mod->state == MOD_LOADING)
+            n++;
+    }
+    return n;
 }
 
 static void check_all_unloaded (struct modhost *mh);
@@ -407,14 +459,42 @@ static void unanswered_cb (const canopy_msg_t *req, void *arg)
                           u->name, u->abandoned ? "was abandoned" : "exited");
 }
 
+/* The module said it is running: answer its loader, tell the overlay. */
+static void module_running (struct module *mod)
+{
+    struct broker *b = mod->mh->b;
+
+    mod->state = MOD_RUNNING;
+    if (mod->loader) {
+        broker_respond (b, mod->loader, NULL);
+        canopy_msg_decref (mod->loader);
+        mod->loader = NULL;
+    }
+    overlay_modules_changed (b->overlay);
+}
+
 /* The module's thread has finished (or is abandoned): tear down. */
 static void module_finish (struct module *mod, bool abandoned)
 {
     struct modhost *mh = mod->mh;
     struct broker *b = mh->b;
     struct unanswered u = { .b = b, .name = mod->name, .abandoned = abandoned };
+    bool was_loading = mod->state == MOD_LOADING;
 
     mod->state = MOD_EXITED;
+    if (mod->loader) {
+        int e = mod->errnum > 0 ? mod->errnum : EINVAL;
+        if (abandoned)
+            broker_respond_error (b, mod->loader, ETIMEDOUT,
+                                  "module %s did not start", mod->name);
+        else
+            broker_respond_error (b, mod->loader, e,
+                                  "module %s exited while loading (status %d: %s);"
+                                  " its reason is in the broker log", mod->name,
+                                  mod->rc, strerror (e));
+        canopy_msg_decref (mod->loader);
+        mod->loader = NULL;
+    }
     msg_queue_close (mod->to_mod);
     msg_queue_close (mod->from_mod);
     canopy_watcher_stop (mod->from_w);
@@ -446,6 +526,8 @@ static void module_finish (struct module *mod, bool abandoned)
     if (!abandoned && mod->dso)
         dlclose (mod->dso);
     module_free (mod);
+    if (was_loading)
+        overlay_modules_changed (b->overlay);
     check_all_unloaded (mh);
 }
 
@@ -509,10 +591,13 @@ static void module_queue_cb (canopy_reactor_t *r, canopy_watcher_t *w,
                 if (ctype != CTL_MOD_STATUS)
                     break;
                 if (status == MOD_RUNNING && mod->state == MOD_LOADING)
-                    mod->state = MOD_RUNNING;
+                    module_running (mod);
                 else if (status == MOD_EXITED) {
-                    (void)canopy_msg_unpack (msg, "{s:i}", "rc", &rc);
+                    int errnum = 0;
+                    (void)canopy_msg_unpack (msg, "{s:i s?i}", "rc", &rc,
+                                             "errnum", &errnum);
                     mod->rc = rc;
+                    mod->errnum = errnum;
                     canopy_msg_decref (msg);
                     module_finish (mod, false);     /* frees mod */
                     return;
@@ -557,10 +642,12 @@ static void load_cb (struct broker *b, const canopy_msg_t *msg)
             argv[argc++] = (char *)json_string_value (v);
         }
     }
-    if (modhost_load (b->modhost, name, argc, argv, errbuf, sizeof (errbuf)) < 0)
+    struct module *mod = module_load (b->modhost, name, argc, argv,
+                                      errbuf, sizeof (errbuf));
+    if (!mod)
         broker_respond_error (b, msg, errno, "%s", errbuf);
-    else
-        broker_respond (b, msg, NULL);
+    else    /* answered when it runs, or exits (module_running/finish) */
+        mod->loader = canopy_msg_incref ((canopy_msg_t *)msg);
     free (argv);
 }
 

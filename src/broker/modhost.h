@@ -3,7 +3,8 @@
  * A module's thread talks to the broker over a pair of message queues
  * (msg_queue.h) and runs mod_main with a handle on them.
  * Services: module.load {name|path, args[]}, module.remove {name},
- * module.list.  Loading fails with EEXIST (name taken), ENOENT (not found
+ * module.list.  A module.load request is answered once the module runs
+ * (its reactor's first pass) or with its errno if it exits first.  Loading fails with EEXIST (name taken), ENOENT (not found
  * in the module path), EINVAL (not a module).  Removal asks the module to
  * stop ("<name>.shutdown") and answers when its thread has exited.
  */
@@ -27,5 +28,9 @@ int modhost_load (struct modhost *mh, const char *name_or_path,
  */
 void modhost_unload_all (struct modhost *mh, modhost_done_f done, void *arg);
 int modhost_count (struct modhost *mh);
+/* How many modules have not yet said they are running (their mod_main is
+ * still setting up); 0 for NULL.
+ */
+int modhost_loading (struct modhost *mh);
 
 #endif

@@ -57,6 +57,7 @@
 #include "topology.h"
 #include "rpctrack.h"
 #include "liveness.h"
+#include "modhost.h"
 #include "ovsock.h"
 #include "zap.h"
 
@@ -89,6 +90,7 @@ struct child {
     char id[16];
     enum child_state state;
     uint32_t online;    /* ranks online in its subtree */
+    uint32_t ready;     /* of those, ranks whose modules all run */
     uint32_t size;      /* ranks in its subtree */
     char uuid[UUID_LEN + 1];
     char hostname[64];
@@ -125,6 +127,7 @@ struct overlay {
     char *parent_uri;
     char refusal[128];          /* last refusal logged */
     uint32_t reported_online;
+    uint32_t reported_ready;
     bool ready_declared;
 
     char uuid[UUID_LEN + 1];
@@ -446,6 +449,23 @@ uint32_t overlay_subtree_online (struct overlay *ov)
     return n;
 }
 
+/* This broker counts as ready when none of its modules is still setting up. */
+uint32_t overlay_subtree_ready (struct overlay *ov)
+{
+    uint32_t n = modhost_loading (ov->b->modhost) == 0 ? 1 : 0;
+    for (int i = 0; i < ov->nchildren; i++) {
+        if (ov->children[i].state == CHILD_ONLINE)
+            n += ov->children[i].ready;
+    }
+    return n;
+}
+
+void overlay_modules_changed (struct overlay *ov)
+{
+    if (ov && ov->tick_w)   /* started */
+        report_status (ov);
+}
+
 bool overlay_subtree_full (struct overlay *ov)
 {
     struct broker *b = ov->b;
@@ -665,6 +685,7 @@ static void child_lost (struct overlay *ov, struct child *c, const char *why)
         return;
     c->state = CHILD_LOST;
     c->online = 0;
+    c->ready = 0;
     c->clock.torpid = false;
     broker_log (b, LOG_ERR, "rank %u lost (%s); its subtree has %u ranks",
                 c->rank, why, c->size);
@@ -718,6 +739,7 @@ static void parent_lost (struct overlay *ov, const char *why)
     ov->session++;
     ov->pclock.torpid = false;
     ov->reported_online = 0;
+    ov->reported_ready = 0;
     broker_log (b, LOG_ERR, "parent (rank %d) lost (%s); saying hello again",
                 topology_parent (b->rank, b->k), why);
     fail_pending (ov, ov->ptrack, "parent of rank %u lost (%s)", b->rank, why);
@@ -731,20 +753,24 @@ static void report_status (struct overlay *ov)
 {
     struct broker *b = ov->b;
     uint32_t online = overlay_subtree_online (ov);
+    uint32_t ready = overlay_subtree_ready (ov);
 
     if (b->rank == 0) {
-        if (!ov->ready_declared && overlay_subtree_full (ov)) {
+        if (!ov->ready_declared && overlay_subtree_full (ov) && ready == b->size) {
             ov->ready_declared = true;
             broker_instance_ready (b);
         }
         return;
     }
-    if (ov->pstate != PARENT_ONLINE || online == ov->reported_online)
+    if (ov->pstate != PARENT_ONLINE
+        || (online == ov->reported_online && ready == ov->reported_ready))
         return;
     char buf[64];
-    snprintf (buf, sizeof (buf), "{\"online\":%u}", online);
-    if (parent_control_send (ov, CTL_STATUS, buf) == 0)
+    snprintf (buf, sizeof (buf), "{\"online\":%u,\"ready\":%u}", online, ready);
+    if (parent_control_send (ov, CTL_STATUS, buf) == 0) {
         ov->reported_online = online;
+        ov->reported_ready = ready;
+    }
 }
 
 /* Messages from children */
@@ -856,6 +882,7 @@ static void child_accept (struct overlay *ov, struct child *c)
                     c->state == CHILD_LOST ? "rejoined" : "joined", c->hostname);
         c->state = CHILD_ONLINE;
         c->online = 1;
+        c->ready = 0;   /* until it says so */
     }
     peer_clock_reset (&c->clock, monotime ());
     snprintf (buf, sizeof (buf), "{\"seq\":%u,\"uuid\":\"%s\"}", b->event_seq, ov->uuid);
@@ -868,7 +895,7 @@ static void child_control (struct overlay *ov, struct child *c, const canopy_msg
 {
     struct broker *b = ov->b;
     int ctype = 0;
-    int online;
+    int online, ready;
 
     (void)canopy_msg_get_control (msg, &ctype, NULL);
     switch (ctype) {
@@ -880,9 +907,13 @@ static void child_control (struct overlay *ov, struct child *c, const canopy_msg
                 send_disconnect (ov, c);
                 break;
             }
-            if (canopy_msg_unpack (msg, "{s:i}", "online", &online) == 0
-                && online >= 1 && (uint32_t)online <= c->size) {
+            ready = -1;
+            if (canopy_msg_unpack (msg, "{s:i s?i}", "online", &online,
+                                   "ready", &ready) == 0
+                && online >= 1 && (uint32_t)online <= c->size
+                && ready <= online) {
                 c->online = online;
+                c->ready = ready >= 0 ? ready : online;
                 report_status (ov);
             }
             break;
@@ -892,6 +923,7 @@ static void child_control (struct overlay *ov, struct child *c, const canopy_msg
                 broker_log (b, LOG_INFO, "rank %u left", c->rank);
                 c->state = CHILD_GONE;
                 c->online = 0;
+                c->ready = 0;
                 fail_pending (ov, c->track, "rank %u left", c->rank);
                 report_status (ov);
             }
@@ -1043,6 +1075,7 @@ static void parent_welcome (struct overlay *ov, const canopy_msg_t *msg, int sta
         peer_clock_reset (&ov->pclock, monotime ());
         ov->hello_backoff = 0;
         ov->reported_online = 0;
+        ov->reported_ready = 0;
         broker_log (b, rejoin ? LOG_WARNING : LOG_INFO, "%s parent rank %d",
                     rejoin ? "rejoined" : "joined", topology_parent (b->rank, b->k));
         joinq_flush (ov);
@@ -1479,11 +1512,12 @@ json_t *overlay_status (struct overlay *ov)
         return NULL;
     for (int i = 0; i < ov->nchildren; i++) {
         struct child *c = &ov->children[i];
-        json_t *entry = json_pack ("{s:i s:s s:b s:i s:i s:f s:s s:I}",
+        json_t *entry = json_pack ("{s:i s:s s:b s:i s:i s:i s:f s:s s:I}",
                                    "rank", (int)c->rank,
                                    "state", child_state_str[c->state],
                                    "torpid", c->state == CHILD_ONLINE && c->clock.torpid,
                                    "online", (int)c->online,
+                                   "ready", (int)c->ready,
                                    "size", (int)c->size,
                                    "silent", c->state == CHILD_ONLINE
                                              ? now - c->clock.last_recv : 0.,
@@ -1495,10 +1529,11 @@ json_t *overlay_status (struct overlay *ov)
             return NULL;
         }
     }
-    o = json_pack ("{s:i s:s s:i s:i s:s s:I s:s s:o}",
+    o = json_pack ("{s:i s:s s:i s:i s:i s:s s:I s:s s:o}",
                    "rank", (int)b->rank,
                    "state", overlay_subtree_full (ov) ? "full" : "partial",
                    "online", (int)overlay_subtree_online (ov),
+                   "ready", (int)overlay_subtree_ready (ov),
                    "size", (int)topology_subtree_size (b->rank, b->size, b->k),
                    "parent", ov->dealer ? parent_state_str[ov->pstate] : "none",
                    "pending", (json_int_t)rpctrack_count (ov->ptrack),

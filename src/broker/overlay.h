@@ -88,9 +88,16 @@ void overlay_goodbye (struct overlay *ov);
 bool overlay_parent_online (struct overlay *ov);
 uint32_t overlay_subtree_online (struct overlay *ov);
 bool overlay_subtree_full (struct overlay *ov);
-/* {rank, state (full|partial), online, size, parent (none|joining|online|
+/* Ranks of the subtree whose modules have all finished setting up (a
+ * child reports its subtree's count with its online count).  Rank 0
+ * declares the instance ready when the whole tree is online and ready.
+ */
+uint32_t overlay_subtree_ready (struct overlay *ov);
+/* A module of this broker started running or exited: report again. */
+void overlay_modules_changed (struct overlay *ov);
+/* {rank, state (full|partial), online, ready, size, parent (none|joining|online|
  * lost|gone), pending (requests in flight to the parent), hostname,
- * children: [{rank, state (offline|online|lost), torpid, online, size,
+ * children: [{rank, state (offline|online|lost), torpid, online, ready, size,
  * silent (seconds), hostname, pending}]} (new reference).
  */
 json_t *overlay_status (struct overlay *ov);

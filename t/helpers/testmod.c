@@ -9,10 +9,18 @@
  * string payload) and answers with
  * its outcome, {errnum, errstr} or {size}: how services that only
  * local modules may use (content.store-local) take malformed input.
+ * Arguments: setup-delay=SECONDS (or the environment's
+ * TESTMOD_SETUP_DELAY) makes mod_main sleep before it runs its reactor,
+ * then create the file $TESTMOD_SETUP_MARK.RANK if that is set (a module slow to set up: its load is answered, and its broker
+ * counted ready, only after that); fail=ERRNO makes mod_main return -1
+ * with that errno at once.
  */
 #include <string.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <stdint.h>
 #include <canopy/canopy.h>
 
 CANOPY_MOD_NAME ("testmod");
@@ -140,6 +148,27 @@ int mod_main (canopy_t *h, int argc, char **argv)
     int rc;
 
     argcount = argc;
+    if (getenv ("TESTMOD_SETUP_DELAY")) {
+        const char *mark = getenv ("TESTMOD_SETUP_MARK");
+        uint32_t rank = 0;
+        usleep ((useconds_t)(strtod (getenv ("TESTMOD_SETUP_DELAY"), NULL) * 1e6));
+        if (mark && canopy_get_rank (h, &rank) == 0) {
+            char path[4096];
+            FILE *f;
+            snprintf (path, sizeof (path), "%s.%u", mark, rank);
+            if ((f = fopen (path, "w")))
+                fclose (f);
+        }
+    }
+    for (int i = 0; i < argc; i++) {
+        if (!strncmp (argv[i], "setup-delay=", 12))
+            usleep ((useconds_t)(strtod (argv[i] + 12, NULL) * 1e6));
+        else if (!strncmp (argv[i], "fail=", 5)) {
+            canopy_log (h, LOG_ERR, "testmod: failing to start as asked");
+            errno = atoi (argv[i] + 5);
+            return -1;
+        }
+    }
     if (canopy_msg_handler_addvec (h, htab, NULL, &handlers) < 0)
         return -1;
     canopy_log (h, LOG_INFO, "testmod started with %d arguments", argc);
