@@ -1,11 +1,11 @@
-/* blobref.c - see blobref.h.  One blob is hashed by libsodium, initialised
- * on first use (sodium_init is idempotent and thread safe); a batch goes
- * to sha256_many (sixteen at a time where the CPU has AVX-512F).
+/* blobref.c - see blobref.h.  One blob is hashed by sha256_one (the
+ * CPU's SHA instructions where it has them, else libsodium, initialised
+ * on first use); a batch goes to sha256_many (sixteen at a time where
+ * the CPU has AVX-512F).
  */
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
-#include <sodium.h>
 #include "sha256.h"
 #include "blobref.h"
 
@@ -28,17 +28,14 @@ int blobref_from_digest (const uint8_t digest[BLOBREF_HASHLEN], char *ref, size_
 
 int blobref_hash (const void *data, size_t len, char *ref, size_t refsize)
 {
-    uint8_t digest[crypto_hash_sha256_BYTES];
+    uint8_t digest[SHA256_BYTES];
 
     if ((!data && len > 0) || !ref || refsize < BLOBREF_MAX) {
         errno = EINVAL;
         return -1;
     }
-    if (sodium_init () < 0) {
-        errno = ENOSYS;
+    if (sha256_one (data, len, digest) < 0)
         return -1;
-    }
-    crypto_hash_sha256 (digest, data ? data : (const void *)"", len);
     return blobref_from_digest (digest, ref, refsize);
 }
 

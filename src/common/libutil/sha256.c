@@ -13,10 +13,22 @@
  *   keeps its state (masked add).
  * - Rotations are vprord, Ch/Maj/three-way XOR are vpternlogd: AVX-512F
  *   only, no other extension.
- * Compiled with a target attribute, so the file builds with the default
- * flags; the fallback, libsodium, is always there.  Under valgrind (which
- * does not implement AVX-512) the CPU check reports no AVX-512 and the
- * fallback runs.
+ * The one-message path (x86-64 with the SHA extensions, SHA-NI, chosen
+ * at run time), for batches too small for sixteen lanes and for CPUs
+ * without AVX-512F (many AMD and recent Intel ones have SHA-NI instead):
+ * - The state lives in two vectors in the order the round instruction
+ *   wants, {F, E, B, A} and {H, G, D, C} from lane 0 up; each
+ *   sha256rnds2 runs two rounds, taking W[t] + K[t] from the low half of
+ *   its message vector.
+ * - The message schedule is kept as four vectors of four words; the next
+ *   four words are sha256msg1 (the sigma0 part), plus the words seven
+ *   back (an alignr of the last two vectors), then sha256msg2 (the sigma1
+ *   part, which chains within the four).
+ * - Blocks and tail blocks are laid out as for a lane (lane_init).
+ * Compiled with target attributes, so the file builds with the default
+ * flags; the fallback, libsodium, is always there.  The CPU checks read
+ * CPUID, which valgrind emulates without AVX-512 or SHA: under valgrind
+ * the fallback runs.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* qsort_r */
@@ -30,6 +42,10 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define HAVE_SHA256_X16 1
 #include <immintrin.h>
+#endif
+
+#if defined(HAVE_SHA256_X16)
+#include <cpuid.h>
 #endif
 
 #define LANES 16
@@ -59,6 +75,35 @@ static bool have_x16 (void)
 #else
     return false;
 #endif
+}
+
+static bool have_shani (void)
+{
+#ifdef HAVE_SHA256_X16
+    static int cached = -1;
+    int v = __atomic_load_n (&cached, __ATOMIC_RELAXED);
+    if (v < 0) {
+        unsigned int a, b, c, d;
+        v = 0;
+        /* leaf 1 ECX bit 19: SSE4.1 (blend); leaf 7 EBX bit 29: SHA */
+        if (__get_cpuid (1, &a, &b, &c, &d) && (c & (1u << 19))
+            && __get_cpuid_count (7, 0, &a, &b, &c, &d) && (b & (1u << 29)))
+            v = 1;
+        __atomic_store_n (&cached, v, __ATOMIC_RELAXED);
+    }
+    return v == 1;
+#else
+    return false;
+#endif
+}
+
+const char *sha256_impl (void)
+{
+    if (force_generic)
+        return "libsodium";
+    if (have_x16 ())
+        return have_shani () ? "avx512f x16, sha-ni" : "avx512f x16, libsodium";
+    return have_shani () ? "sha-ni" : "libsodium";
 }
 
 int sha256_lanes (void)
@@ -271,7 +316,104 @@ static void sort_by_len (int *idx, size_t n, const size_t len[])
         idx[i] = (int)i;
     qsort_r (idx, n, sizeof (*idx), cmp_blocks_desc, (void *)len);
 }
+
+#define NI __attribute__((target ("sha,sse4.1")))
+
+/* Four rounds: t = 4 * g .. 4 * g + 3, with m the words W[t..t+3]. */
+#define NI_ROUNDS4(m, g) do { \
+        __m128i wk = _mm_add_epi32 ((m), _mm_loadu_si128 ((const __m128i *)&K[4 * (g)])); \
+        cdgh = _mm_sha256rnds2_epu32 (cdgh, abef, wk); \
+        abef = _mm_sha256rnds2_epu32 (abef, cdgh, _mm_shuffle_epi32 (wk, 0x0e)); \
+    } while (0)
+
+/* W[t..t+3] from the four vectors before them (a oldest). */
+NI static inline __m128i ni_schedule (__m128i a, __m128i b, __m128i c, __m128i d)
+{
+    __m128i x = _mm_sha256msg1_epu32 (a, b);
+    x = _mm_add_epi32 (x, _mm_alignr_epi8 (d, c, 4));
+    return _mm_sha256msg2_epu32 (x, d);
+}
+
+NI static void ni_blocks (uint32_t h[8], const uint8_t *p, size_t nblocks)
+{
+    const __m128i swap = _mm_set_epi64x (0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+    __m128i abcd = _mm_loadu_si128 ((const __m128i *)&h[0]);
+    __m128i efgh = _mm_loadu_si128 ((const __m128i *)&h[4]);
+    /* {a,b,c,d},{e,f,g,h} -> {f,e,b,a},{h,g,d,c} */
+    __m128i badc = _mm_shuffle_epi32 (abcd, 0xb1);
+    __m128i hgfe = _mm_shuffle_epi32 (efgh, 0x1b);
+    __m128i abef = _mm_alignr_epi8 (badc, hgfe, 8);
+    __m128i cdgh = _mm_blend_epi16 (hgfe, badc, 0xf0);
+
+    for (size_t n = 0; n < nblocks; n++, p += 64) {
+        __m128i abef0 = abef, cdgh0 = cdgh;
+        __m128i m0 = _mm_shuffle_epi8 (_mm_loadu_si128 ((const __m128i *)(p + 0)), swap);
+        __m128i m1 = _mm_shuffle_epi8 (_mm_loadu_si128 ((const __m128i *)(p + 16)), swap);
+        __m128i m2 = _mm_shuffle_epi8 (_mm_loadu_si128 ((const __m128i *)(p + 32)), swap);
+        __m128i m3 = _mm_shuffle_epi8 (_mm_loadu_si128 ((const __m128i *)(p + 48)), swap);
+
+        NI_ROUNDS4 (m0, 0);
+        NI_ROUNDS4 (m1, 1);
+        NI_ROUNDS4 (m2, 2);
+        NI_ROUNDS4 (m3, 3);
+        for (int g = 4; g < 16; g += 4) {
+            m0 = ni_schedule (m0, m1, m2, m3);
+            NI_ROUNDS4 (m0, g);
+            m1 = ni_schedule (m1, m2, m3, m0);
+            NI_ROUNDS4 (m1, g + 1);
+            m2 = ni_schedule (m2, m3, m0, m1);
+            NI_ROUNDS4 (m2, g + 2);
+            m3 = ni_schedule (m3, m0, m1, m2);
+            NI_ROUNDS4 (m3, g + 3);
+        }
+        abef = _mm_add_epi32 (abef, abef0);
+        cdgh = _mm_add_epi32 (cdgh, cdgh0);
+    }
+    /* back: {f,e,b,a},{h,g,d,c} -> {a,b,c,d},{e,f,g,h} */
+    __m128i abfe = _mm_shuffle_epi32 (abef, 0x1b);
+    __m128i ghcd = _mm_shuffle_epi32 (cdgh, 0xb1);
+    _mm_storeu_si128 ((__m128i *)&h[0], _mm_blend_epi16 (abfe, ghcd, 0xf0));
+    _mm_storeu_si128 ((__m128i *)&h[4], _mm_alignr_epi8 (ghcd, abfe, 8));
+}
+
+static void ni_hash (const void *data, size_t len, uint8_t out[SHA256_BYTES])
+{
+    struct lane ln;
+    uint32_t h[8];
+
+    memcpy (h, H0, sizeof (h));
+    lane_init (&ln, data, len);
+    if (ln.nfull > 0)
+        ni_blocks (h, ln.data, ln.nfull);
+    ni_blocks (h, ln.tail, ln.nblocks - ln.nfull);
+    for (int i = 0; i < 8; i++) {
+        out[4 * i] = (uint8_t)(h[i] >> 24);
+        out[4 * i + 1] = (uint8_t)(h[i] >> 16);
+        out[4 * i + 2] = (uint8_t)(h[i] >> 8);
+        out[4 * i + 3] = (uint8_t)h[i];
+    }
+}
 #endif /* HAVE_SHA256_X16 */
+
+int sha256_one (const void *data, size_t len, uint8_t out[SHA256_BYTES])
+{
+    if ((!data && len > 0) || !out) {
+        errno = EINVAL;
+        return -1;
+    }
+#ifdef HAVE_SHA256_X16
+    if (!force_generic && have_shani ()) {
+        ni_hash (data, len, out);
+        return 0;
+    }
+#endif
+    if (sodium_init () < 0) {
+        errno = ENOSYS;
+        return -1;
+    }
+    crypto_hash_sha256 (out, data ? data : (const void *)"", len);
+    return 0;
+}
 
 int sha256_many (size_t n, const void *const data[], const size_t len[],
                  uint8_t (*out)[SHA256_BYTES])
@@ -303,11 +445,9 @@ int sha256_many (size_t n, const void *const data[], const size_t len[],
         /* no memory for the index: hash one at a time below */
     }
 #endif
-    if (n > 0 && sodium_init () < 0) {
-        errno = ENOSYS;
-        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (sha256_one (data[i], len[i], out[i]) < 0)
+            return -1;      /* only libsodium's start can fail: at i = 0 */
     }
-    for (size_t i = 0; i < n; i++)
-        crypto_hash_sha256 (out[i], data[i] ? data[i] : (const void *)"", len[i]);
     return 0;
 }

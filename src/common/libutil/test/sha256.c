@@ -1,6 +1,6 @@
-/* test/sha256.c - sha256_many and blobref_hash_many against libsodium
- * and the FIPS 180-4 examples, on both paths (sixteen lanes where the CPU
- * has AVX-512F, one at a time always).
+/* test/sha256.c - sha256_many, sha256_one and blobref_hash_many against
+ * libsodium and the FIPS 180-4 examples, on every path this CPU has
+ * (sixteen lanes with AVX-512F, SHA-NI one at a time, libsodium always).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -149,6 +149,48 @@ static void test_large_batch (void **state)
     }
 }
 
+/* sha256_one at every length around the block and padding edges, from
+ * every alignment, against libsodium; then the FIPS examples.
+ */
+static void test_one (void **state)
+{
+    size_t max = 1100;
+    uint8_t *buf = malloc (max + 16);
+    uint8_t got[SHA256_BYTES], want[SHA256_BYTES];
+    char h[2 * SHA256_BYTES + 1];
+
+    assert_non_null (buf);
+    for (size_t i = 0; i < max + 16; i++)
+        buf[i] = (uint8_t)next ();
+    for (size_t len = 0; len <= max; len++) {
+        const uint8_t *p = buf + len % 16;     /* unaligned too */
+        crypto_hash_sha256 (want, p, len);
+        assert_int_equal (sha256_one (p, len, got), 0);
+        assert_memory_equal (got, want, SHA256_BYTES);
+    }
+    assert_int_equal (sha256_one ("abc", 3, got), 0);
+    hex (got, h);
+    assert_string_equal (h, "ba7816bf8f01cfea414140de5dae2223"
+                            "b00361a396177a9cb410ff61f20015ad");
+    assert_int_equal (sha256_one (NULL, 0, got), 0);
+    hex (got, h);
+    assert_string_equal (h, "e3b0c44298fc1c149afbf4c8996fb924"
+                            "27ae41e4649b934ca495991b7852b855");
+    errno = 0;
+    assert_int_equal (sha256_one (NULL, 1, got), -1);
+    assert_int_equal (errno, EINVAL);
+    /* the implementation is named, and forcing generic names libsodium */
+    assert_non_null (sha256_impl ());
+    sha256_set_generic (true);
+    assert_string_equal (sha256_impl (), "libsodium");
+    assert_int_equal (sha256_one ("abc", 3, got), 0);
+    hex (got, h);
+    assert_string_equal (h, "ba7816bf8f01cfea414140de5dae2223"
+                            "b00361a396177a9cb410ff61f20015ad");
+    sha256_set_generic (false);
+    free (buf);
+}
+
 static void test_errors (void **state)
 {
     const void *data[1] = { NULL };
@@ -183,6 +225,7 @@ int main (void)
         cmocka_unit_test (test_known),
         cmocka_unit_test (test_random_batches),
         cmocka_unit_test (test_large_batch),
+        cmocka_unit_test (test_one),
         cmocka_unit_test (test_errors),
     };
     if (sodium_init () < 0)
