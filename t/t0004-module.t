@@ -88,6 +88,21 @@ test_expect_success 'a load is answered only once the module has set up and runs
 	grep "^testmod .*running" list &&
 	canopy module remove testmod
 '
+test_expect_success 'overlay status shows a rank whose module is setting up as starting' '
+	{ canopy module load --rank 1 $testmod setup-delay=4 & } && pid=$! &&
+	i=0 &&
+	while ! canopy overlay status | grep "1: full starting"; do
+		i=$((i + 1)) && test $i -lt 300 || return 1
+		sleep 0.1
+	done &&
+	canopy overlay status >starting.out &&
+	test $(grep -c starting starting.out) -eq 1 &&
+	wait $pid &&
+	canopy overlay status >started.out &&
+	cat started.out &&
+	! grep starting started.out &&
+	canopy module remove --rank 1 testmod
+'
 test_expect_success 'a module that fails while setting up: its load fails with its errno' '
 	test_must_fail canopy module load $testmod fail=22 2>err &&
 	cat err &&

@@ -399,6 +399,7 @@ static struct module *module_load (struct modhost *mh, const char *name_or_path,
     list_add_tail (&mh->modules, &mod->node);
     mh->count++;
     broker_log (b, LOG_DEBUG, "loaded module %s from %s", mod->name, mod->path);
+    overlay_modules_changed (b->overlay);   /* not ready until it runs */
     return mod;
 nomem_registered:
     errno = ENOMEM;

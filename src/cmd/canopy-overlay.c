@@ -10,6 +10,10 @@
  *   offline  it never joined, or it left; or it sits below such a rank
  * A rank whose parent has heard nothing from it for tbon.torpid-timeout
  * is shown with "torpid"; we do not ask it (nor its subtree) anything.
+ * A rank that is up but has a module still setting up (its mod_main has
+ * not reached its event loop; the instance is not ready until none has)
+ * is shown with "starting": each broker reports how many ranks of its
+ * subtree are ready, and a subtree with fewer ready than online is asked.
  * With --rank, only the brokers on the way to that rank are asked.
  * Then we draw the tree, print a summary, or print (or wait for) one
  * rank's state.
@@ -31,7 +35,8 @@ static const char *usage_text =
 "Show every broker's state: full (its whole subtree is up), partial,\n"
 "lost (its parent stopped hearing from it, or it is below a lost rank),\n"
 "offline (never joined, or left).  'torpid' marks a rank its parent has\n"
-"not heard from for tbon.torpid-timeout.\n"
+"not heard from for tbon.torpid-timeout; 'starting' a rank with a\n"
+"module still setting up (the initial program waits for every rank).\n"
 "\n"
 "  -r, --rank=R       print only rank R's state\n"
 "  -w, --wait=STATE   poll until the instance (or rank R) is in STATE:\n"
@@ -46,6 +51,7 @@ static const char *usage_text =
 struct rankinfo {
     const char *state;      /* full, partial, lost, offline */
     int online;
+    int ready;              /* of online, ranks whose modules all run */
     int size;
     bool torpid;
 };
@@ -93,6 +99,7 @@ static void mark_subtree (struct tree *t, uint32_t rank, const char *state)
     t->info[rank].state = state;
     t->info[rank].size = subtree_size (rank, t->size, t->k);
     t->info[rank].online = !strcmp (state, "full") ? t->info[rank].size : 0;
+    t->info[rank].ready = t->info[rank].online;
     t->info[rank].torpid = false;
     for (uint32_t i = 1; i <= t->k; i++) {
         uint64_t c = (uint64_t)rank * t->k + i;
@@ -127,22 +134,28 @@ static void walk (canopy_t *h, struct tree *t, uint32_t rank, bool deep, long ta
         return;
     }
     json_array_foreach (children, i, c) {
-        int crank, conline, csize, torpid = 0;
+        int crank, conline, csize, torpid = 0, cready = -1;
         const char *cstate;
-        if (json_unpack (c, "{s:i s:s s:i s:i s?b}", "rank", &crank, "state", &cstate,
-                         "online", &conline, "size", &csize, "torpid", &torpid) < 0
+        if (json_unpack (c, "{s:i s:s s:i s:i s?b s?i}", "rank", &crank, "state", &cstate,
+                         "online", &conline, "size", &csize, "torpid", &torpid,
+                         "ready", &cready) < 0
             || crank < 0 || (uint32_t)crank >= t->size)
             continue;
+        if (cready < 0)
+            cready = conline;
         if (!strcmp (cstate, "online")) {
             bool full = conline == csize;
             mark_subtree (t, crank, full ? "full" : "partial");
-            /* a torpid rank would not answer: take its parent's word */
-            bool wanted = target < 0 ? !full || deep
+            /* a torpid rank would not answer: take its parent's word; a
+             * subtree still starting is asked which rank it is
+             */
+            bool wanted = target < 0 ? !full || deep || cready < conline
                                      : crank != target
                                        && leads_to (crank, target, t->k);
             if (wanted && !torpid)
                 walk (h, t, crank, deep, target);
             t->info[crank].online = conline;
+            t->info[crank].ready = cready;
             t->info[crank].size = csize;
             t->info[crank].torpid = torpid;
         }
@@ -157,11 +170,13 @@ static void survey (canopy_t *h, struct tree *t, bool deep, long target)
 {
     json_t *o = status_of (h, 0);
     const char *state;
-    int online, size;
+    int online, size, ready = -1;
 
-    if (!o || json_unpack (o, "{s:s s:i s:i}", "state", &state, "online", &online,
-                           "size", &size) < 0)
+    if (!o || json_unpack (o, "{s:s s:i s:i s?i}", "state", &state, "online", &online,
+                           "size", &size, "ready", &ready) < 0)
         log_msg_exit ("rank 0 did not answer overlay.status");
+    if (ready < 0)
+        ready = online;
     for (uint32_t r = 0; r < t->size; r++)
         t->info[r] = (struct rankinfo){ .state = "offline" };
     t->info[0] = (struct rankinfo){ .state = !strcmp (state, "full") ? "full" : "partial",
@@ -170,17 +185,38 @@ static void survey (canopy_t *h, struct tree *t, bool deep, long target)
     mark_subtree (t, 0, online == size ? "full" : "partial");
     if (target == 0)
         ;   /* rank 0's own answer is all we need */
-    else if (online != size || deep || target > 0)
+    else if (online != size || ready != online || deep || target > 0)
         walk (h, t, 0, deep, target);
     t->info[0].online = online;
+    t->info[0].ready = ready;
     t->info[0].size = size;
+}
+
+/* A rank that is up but whose own modules are still setting up: its
+ * subtree's ready count, less its online children's.
+ */
+static bool starting (struct tree *t, uint32_t rank)
+{
+    struct rankinfo *ri = &t->info[rank];
+    int ready = ri->ready;
+
+    if (strcmp (ri->state, "full") != 0 && strcmp (ri->state, "partial") != 0)
+        return false;
+    for (uint32_t i = 1; i <= t->k; i++) {
+        uint64_t c = (uint64_t)rank * t->k + i;
+        if (c >= t->size)
+            break;
+        ready -= t->info[c].ready;
+    }
+    return ready < 1;
 }
 
 static void draw (struct tree *t, uint32_t rank, const char *prefix, bool last, bool root)
 {
     struct rankinfo *ri = &t->info[rank];
-    printf ("%s%s%u: %s%s (%d/%d)\n", prefix, root ? "" : last ? "`- " : "|- ",
-            rank, ri->state, ri->torpid ? " torpid" : "", ri->online, ri->size);
+    printf ("%s%s%u: %s%s%s (%d/%d)\n", prefix, root ? "" : last ? "`- " : "|- ",
+            rank, ri->state, ri->torpid ? " torpid" : "",
+            starting (t, rank) ? " starting" : "", ri->online, ri->size);
     if (strcmp (ri->state, "full") != 0 && strcmp (ri->state, "partial") != 0)
         return;
     char *sub = xasprintf ("%s%s", prefix, root ? "" : last ? "   " : "|  ");
