@@ -120,4 +120,16 @@ test_expect_success 'the initial program starts once every rank'"'"'s modules ha
 	test $(grep -c "^mark\.[012]$" ready.out) -eq 3 &&
 	test $(grep -c " testmod  *running " ready.out) -eq 3
 '
+test_expect_success 'a module slow to set up is logged while the instance waits for it' '
+	TESTMOD_SETUP_DELAY=1.5 canopy start -n 2 -S broker.module-setup-warn=0.3 \
+		-S broker.modules=content,content-sqlite,kvs,resource,exec,$testmod -- \
+		canopy dmesg >slow.out &&
+	grep "module testmod has been setting up for" slow.out &&
+	grep "this broker is not ready until it does" slow.out
+'
+test_expect_success 'a bad broker.module-setup-warn keeps the broker from starting' '
+	test_must_fail canopy start -n 1 -S broker.module-setup-warn=soon -- true 2>bad.err &&
+	cat bad.err &&
+	grep "invalid broker.module-setup-warn .soon." bad.err
+'
 test_done

@@ -24,6 +24,9 @@
  *   or with the module's error if it exits first; the overlay counts a
  *   broker ready only when none of its modules is still loading
  *   (modhost_loading), so the initial program starts on a ready instance.
+ *   A module still setting up after broker.module-setup-warn seconds
+ *   (default 10) is logged as a warning, then again at twice the
+ *   interval each time: an instance that does not start says why.
  * - Requests handed to a module are tracked (rpctrack.c) until it answers
  *   them; when it exits (or is abandoned) every one still unanswered is
  *   answered ENOSYS, so no client waits forever on a module that failed
@@ -42,6 +45,7 @@
 #include <canopy/canopy.h>
 #include "src/common/libutil/list.h"
 #include "src/common/libutil/monotime.h"
+#include "src/common/libutil/log.h"
 #include "src/common/libcanopy/handle_private.h"
 #include "src/common/libcanopy/module_private.h"
 #include "src/common/libcanopy/msg_queue.h"
@@ -49,6 +53,7 @@
 #include "rpctrack.h"
 #include "modhost.h"
 #include "overlay.h"
+#include "liveness.h"
 
 #define UNLOAD_GRACE 10.0
 
@@ -78,6 +83,8 @@ struct module {
     msg_queue_t *from_mod;      /* module -> broker */
     canopy_watcher_t *from_w;   /* from_mod's descriptor */
     canopy_watcher_t *grace;
+    canopy_watcher_t *slow_w;   /* warns while it is still setting up */
+    double slow_after;
     rpctrack_t *track;          /* requests handed to it, not yet answered */
 };
 
@@ -86,6 +93,7 @@ struct modhost {
     struct list_node modules;   /* load order */
     int count;
     char *searchpath;
+    double setup_warn;          /* broker.module-setup-warn, seconds */
     modhost_done_f done;
     void *done_arg;
     bool unloading_all;
@@ -112,6 +120,7 @@ static void module_free (struct module *mod)
     if (!mod)
         return;
     canopy_watcher_destroy (mod->grace);
+    canopy_watcher_destroy (mod->slow_w);
     canopy_watcher_destroy (mod->from_w);
     msg_queue_close (mod->to_mod);
     msg_queue_close (mod->from_mod);
@@ -262,6 +271,7 @@ done_nohandle:
 static void module_queue_cb (canopy_reactor_t *r, canopy_watcher_t *w,
                              int revents, void *arg);
 static void module_running (struct module *mod);
+static void slow_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg);
 
 static struct module *module_lookup (struct modhost *mh, const char *name)
 {
@@ -396,6 +406,13 @@ static struct module *module_load (struct modhost *mh, const char *name_or_path,
     }
     mod->thread_started = true;
     canopy_watcher_start (mod->from_w);
+    mod->slow_after = mh->setup_warn;
+    if (mh->setup_warn > 0
+        && (mod->slow_w = canopy_timer_watcher_create (b->r, mh->setup_warn, 0,
+                                                       slow_cb, mod))) {
+        canopy_watcher_unref (mod->slow_w);
+        canopy_watcher_start (mod->slow_w);
+    }
     list_add_tail (&mh->modules, &mod->node);
     mh->count++;
     broker_log (b, LOG_DEBUG, "loaded module %s from %s", mod->name, mod->path);
@@ -460,12 +477,27 @@ static void unanswered_cb (const canopy_msg_t *req, void *arg)
                           u->name, u->abandoned ? "was abandoned" : "exited");
 }
 
+static void slow_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
+{
+    struct module *mod = arg;
+
+    if (mod->state != MOD_LOADING)
+        return;
+    broker_log (mod->mh->b, LOG_WARNING, "module %s has been setting up for %.0f s"
+                " (its mod_main has not reached its event loop); this broker is"
+                " not ready until it does", mod->name, walltime () - mod->load_time);
+    mod->slow_after *= 2;
+    canopy_timer_watcher_reset (w, mod->slow_after, 0);
+    canopy_watcher_start (w);
+}
+
 /* The module said it is running: answer its loader, tell the overlay. */
 static void module_running (struct module *mod)
 {
     struct broker *b = mod->mh->b;
 
     mod->state = MOD_RUNNING;
+    canopy_watcher_stop (mod->slow_w);
     if (mod->loader) {
         broker_respond (b, mod->loader, NULL);
         canopy_msg_decref (mod->loader);
@@ -714,6 +746,14 @@ struct modhost *modhost_create (struct broker *b, const char *searchpath)
     list_init (&mh->modules);
     if (searchpath && !(mh->searchpath = strdup (searchpath)))
         goto error;
+    const char *warn = attr_get (b->attrs, "broker.module-setup-warn", NULL);
+    mh->setup_warn = 10;
+    if (warn && liveness_parse_duration (warn, &mh->setup_warn) < 0) {
+        log_msg ("invalid broker.module-setup-warn '%s': expected a duration"
+                 " such as 10, 0.5s or 100ms (0: never)", warn);
+        errno = EINVAL;
+        goto error;
+    }
     if (broker_register (b, "module.load", load_cb, 0) < 0
         || broker_register (b, "module.remove", remove_cb, 0) < 0
         || broker_register (b, "module.list", list_cb, 0) < 0)
