@@ -224,6 +224,12 @@ test_expect_success 'the experiments read stolen CPU time from /proc/stat' '
 	echo "stolen: $p%" &&
 	echo "$p" | grep -E "^([0-9]+\.[0-9]|\?)$"
 '
+test_expect_success 'the experiments name the processor and its hashing features' '
+	. $EXP/kaplib.sh &&
+	kap_cpuinfo >cpuinfo &&
+	cat cpuinfo &&
+	grep -E "; AVX-512F (yes|no), SHA-NI (yes|no)$" cpuinfo
+'
 test_expect_success OPENMPI 'a tiny sweep writes results, medians, a report (and plots)' '
 	CANOPY_BUILD_DIR=$SHARNESS_BUILD_DIRECTORY \
 	$EXP/kap-sweep --procs "2 4" --sizes 8 --redundant-sizes 64 --gets 2 \

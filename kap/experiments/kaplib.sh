@@ -81,6 +81,20 @@ kap_cpustat () {
         /proc/stat 2>/dev/null || echo 0 0
 }
 
+# "MODEL; AVX-512F yes|no, SHA-NI yes|no": the processor, and the two
+# features that decide how canopy hashes blobs (src/common/libutil/sha256.c),
+# so that figures from different machines are not compared blindly.
+kap_cpuinfo () {
+    awk -F': *' '
+        /^model name/ && !m { m = $2 }
+        /^flags/ && !f { f = " " $2 " " }
+        END {
+            if (m == "") m = "unknown processor"
+            printf "%s; AVX-512F %s, SHA-NI %s\n", m,
+                (f ~ / avx512f /) ? "yes" : "no", (f ~ / sha_ni /) ? "yes" : "no"
+        }' /proc/cpuinfo 2>/dev/null || echo "unknown processor"
+}
+
 # Percent of the CPU time between two kap_cpustat readings that was
 # stolen: "?" when nothing was counted.
 kap_steal_percent () {
