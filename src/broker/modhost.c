@@ -21,7 +21,8 @@
  *   first pass of the module's reactor, so a module is running once
  *   mod_main has finished setting up (its sockets exist, its root is
  *   known) and waits for work.  A module.load request is answered then,
- *   or with the module's error if it exits first; the overlay counts a
+ *   or, if the module exits first, with its error (or with success if it
+ *   returned 0: nothing to do on this rank); the overlay counts a
  *   broker ready only when none of its modules is still loading
  *   (modhost_loading), so the initial program starts on a ready instance.
  *   A module still setting up after broker.module-setup-warn seconds
@@ -520,6 +521,8 @@ static void module_finish (struct module *mod, bool abandoned)
         if (abandoned)
             broker_respond_error (b, mod->loader, ETIMEDOUT,
                                   "module %s did not start", mod->name);
+        else if (mod->rc == 0)  /* it had nothing to do here, and said so */
+            broker_respond (b, mod->loader, NULL);
         else
             broker_respond_error (b, mod->loader, e,
                                   "module %s exited while loading (status %d: %s);"

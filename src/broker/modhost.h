@@ -4,8 +4,9 @@
  * (msg_queue.h) and runs mod_main with a handle on them.
  * Services: module.load {name|path, args[]}, module.remove {name},
  * module.list.  A module.load request is answered once the module runs
- * (its reactor's first pass) or with its errno if it exits first.  Loading fails with EEXIST (name taken), ENOENT (not found
- * in the module path), EINVAL (not a module).  Removal asks the module to
+ * (its reactor's first pass); if it exits first, with its errno (or
+ * success if mod_main returned 0).  Loading fails with EEXIST (name
+ * taken), ENOENT (not found in the module path), EINVAL (not a module).  Removal asks the module to
  * stop ("<name>.shutdown") and answers when its thread has exited.
  */
 #ifndef CANOPY_BROKER_MODHOST_H

@@ -907,11 +907,11 @@ static void child_control (struct overlay *ov, struct child *c, const canopy_msg
                 send_disconnect (ov, c);
                 break;
             }
-            ready = -1;
+            ready = -1;     /* absent: an older broker, counted ready */
             if (canopy_msg_unpack (msg, "{s:i s?i}", "online", &online,
                                    "ready", &ready) == 0
                 && online >= 1 && (uint32_t)online <= c->size
-                && ready <= online) {
+                && (ready == -1 || (ready >= 0 && ready <= online))) {
                 c->online = online;
                 c->ready = ready >= 0 ? ready : online;
                 report_status (ov);

@@ -11,9 +11,9 @@
  * segment when the connection ends (kvs_shm_alive).  Only the
  * instance owner gets a descriptor (SO_PEERCRED), unless
  * kvs.guest-access lets guests read the whole namespace anyway: without
- * it a guest's gets go to the KVS, which refuses them.  No name in a shared directory is
- * involved, so nobody else can plant a segment, and the memory goes away
- * with the last mapping.
+ * it a guest's gets go to the KVS, which refuses them.  No name in a
+ * shared directory is involved, so nobody else can plant a segment, and
+ * the memory goes away with the last mapping.
  *
  * All functions return -1 (or NULL) with errno on failure and leave
  * nothing behind (no descriptor, no mapping).

@@ -12,7 +12,8 @@
  * - The listening socket is non-blocking and watched by the module's
  *   reactor; each connection is answered at once (the owner gets one
  *   byte and the read-only descriptor, and so does anyone when guests
- *   may read; anyone else nothing, and is closed).  A send on a new UNIX connection of one byte cannot block.
+ *   may read; anyone else nothing, and is closed).  A send on a new UNIX
+ *   connection of one byte cannot block.
  *   An owner's connection stays open, watched, until the client closes
  *   it (or sends anything: it is closed then) or the module ends: that
  *   end is how a client learns the module is gone (kvs_shm_alive).

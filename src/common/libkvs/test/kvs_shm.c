@@ -218,7 +218,7 @@ static void test_tree (void **state)
 {
     struct fixture *f = fixture_create (1024 * 1024);
 
-    expect_rc (f->s.r, "top", 0, KVS_SHM_MISS);        /* no f->root yet */
+    expect_rc (f->s.r, "top", 0, KVS_SHM_MISS);        /* no root yet */
     assert_int_equal (kvs_shm_version (f->s.r), -1);
     publish_all (f->s.w, &f->st);
     kvs_shm_set_root (f->s.w, 5, f->root);
@@ -243,7 +243,7 @@ static void test_tree (void **state)
     /* the KVS answers these */
     expect_rc (f->s.r, "a", 0, KVS_SHM_MISS);          /* a directory */
     expect_rc (f->s.r, "big", 0, KVS_SHM_MISS);
-    expect_rc (f->s.r, ".", 0, KVS_SHM_MISS);          /* the f->root */
+    expect_rc (f->s.r, ".", 0, KVS_SHM_MISS);          /* the root */
     expect_rc (f->s.r, "", 0, KVS_SHM_MISS);
     expect_rc (f->s.r, "a.link", 0, KVS_SHM_MISS);     /* a symlink */
     expect_rc (f->s.r, "a.link.x", 0, KVS_SHM_MISS);
