@@ -192,8 +192,9 @@ json_t *kap_report_json (const struct kap_config *cfg,
     if (res->sync_ranks > 0) {
         double e, k, a;
         timeline_spans (res, &e, &k, &a);
-        json_t *o = json_pack ("{s:i s:f s:f s:f}",
+        json_t *o = json_pack ("{s:i s:f s:f s:f s:f}",
                                "ranks", res->sync_ranks,
+                               "first_enter_s", res->sync_enter_first,
                                "enter_spread_us", e * us,
                                "answer_spread_us", a * us,
                                "last_enter_to_first_answer_us", k * us);
