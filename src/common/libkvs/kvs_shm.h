@@ -13,7 +13,7 @@
  * 8-aligned):
  *   header   magic, format, the sizes and offsets below (fixed when the
  *            segment is formatted), then what changes: seq, closed,
- *            resets, version and rootref
+ *            resets, version, filled and rootref
  *   table    nslots slots {hash, off}: open addressing, linear probing,
  *            keyed by the first 16 hex digits of a blobref; off 0: empty
  *   arena    records {bytes, len, ref[BLOBREF_MAX], data[len]}, appended
@@ -84,6 +84,14 @@ int kvs_shm_put (kvs_shm_t *w, const char *ref, const void *data, size_t len);
 bool kvs_shm_has (kvs_shm_t *w, const char *ref);
 /* Make 'rootref' at 'version' the root readers resolve keys from. */
 void kvs_shm_set_root (kvs_shm_t *w, int version, const char *rootref);
+/* Tell readers that the first 'bytes' of the segment are in memory (its
+ * owner wrote them or made them resident), so that they map those pages
+ * in one call instead of taking a page fault at each (kvs_shm.c's design
+ * notes).  kvs_shm_put moves it past each record it writes; the owner
+ * calls it for the table once it has made that resident.  It only grows;
+ * beyond the segment's size it is the size.  Accepts NULL.
+ */
+void kvs_shm_set_filled (kvs_shm_t *w, size_t bytes);
 /* Tell readers the segment is no longer kept up to date: they stop using
  * it (kvs_shm_get returns KVS_SHM_CLOSED).
  */

@@ -2,7 +2,8 @@
  * the memory file is sealed and its client descriptor read-only; a
  * client attaches through a UNIX socket served by a thread and sees what
  * was written; the ways an attach fails (nobody listens, no descriptor,
- * something else sent, no answer in time, a path too long).
+ * something else sent, no answer in time, a path too long); a reader
+ * maps at once, and as it grows, what the writer says is in memory.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +22,11 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include "src/common/libkvs/kvs_shm_share.h"
+#include "src/common/libkvs/kvs_shm.h"
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
 
 static void test_memfd (void **state)
 {
@@ -194,6 +200,108 @@ static void test_alive (void **state)
     close (sv[0]);
 }
 
+/* Bytes of [addr, addr+len) mapped in this process (smaps' Rss), or -1. */
+static long mapped_bytes (const void *addr)
+{
+    FILE *f = fopen ("/proc/self/smaps", "r");
+    char line[512];
+    bool in = false;
+    long kb = -1;
+
+    if (!f)
+        return -1;
+    while (fgets (line, sizeof (line), f)) {
+        unsigned long lo, hi;
+        if (sscanf (line, "%lx-%lx ", &lo, &hi) == 2 && strchr (line, '-') < strchr (line, ' '))
+            in = lo == (unsigned long)(uintptr_t)addr;
+        else if (in && sscanf (line, "Rss: %ld kB", &kb) == 1)
+            break;
+    }
+    fclose (f);
+    return kb < 0 ? -1 : kb * 1024;
+}
+
+static void test_populate (void **state)
+{
+    size_t size = 1024 * 1024;
+    void *mem, *ro;
+    int rofd, fd;
+    kvs_shm_t *w;
+    kvs_shm_reader_t *r;
+    void *data;
+    size_t len;
+
+    fd = kvs_shm_memfd_create (size, &mem, &rofd);
+    assert_true (fd >= 0);
+    assert_non_null ((w = kvs_shm_format (mem, size, true)));
+    memset (mem + 4096, 0, 512 * 1024 - 4096);    /* resident, as a writer's */
+    kvs_shm_set_filled (w, 512 * 1024);
+    ro = mmap (NULL, size, PROT_READ, MAP_SHARED, rofd, 0);
+    assert_true (ro != MAP_FAILED);
+    long before = mapped_bytes (ro);
+    if (before < 0 || madvise (ro, 4096, MADV_POPULATE_READ) < 0) {
+        /* no smaps, or a kernel (or valgrind) without it: faults as before */
+        print_message ("populate not checked: %s\n",
+                       before < 0 ? "no smaps" : strerror (errno));
+    }
+    else {
+        assert_true (before == 0);
+        assert_non_null ((r = kvs_shm_reader_create (ro, size)));
+        assert_true (mapped_bytes (ro) >= 512 * 1024);
+        assert_true (mapped_bytes (ro) < (long)size);  /* not beyond filled */
+        /* the writer goes further: the next get maps the rest */
+        memset (mem + 512 * 1024, 0, 256 * 1024);
+        kvs_shm_set_filled (w, 768 * 1024);
+        kvs_shm_set_filled (w, 4096);                  /* it only grows */
+        assert_int_equal (kvs_shm_get (r, "a", 0, &data, &len), KVS_SHM_MISS);
+        assert_true (mapped_bytes (ro) >= 768 * 1024);
+        /* beyond the segment is the segment */
+        kvs_shm_set_filled (w, 2 * size);
+        assert_int_equal (kvs_shm_get (r, "a", 0, &data, &len), KVS_SHM_MISS);
+        assert_true (mapped_bytes (ro) == (long)size);
+        kvs_shm_reader_destroy (r);
+    }
+    kvs_shm_set_filled (NULL, 0);
+    kvs_shm_destroy (w);
+    munmap (ro, size);
+    kvs_shm_unmap (mem, size);
+    close (rofd);
+    close (fd);
+}
+
+/* Records written move `filled`: a reader maps their pages. */
+static void test_populate_put (void **state)
+{
+    size_t size = 1024 * 1024;
+    const char *ref = "sha256-0123456789abcdef0123456789abcdef"
+                      "0123456789abcdef0123456789abcdef";
+    static char blob[200 * 1024];
+    void *mem, *ro;
+    int rofd, fd;
+    kvs_shm_t *w;
+    kvs_shm_reader_t *r;
+
+    fd = kvs_shm_memfd_create (size, &mem, &rofd);
+    assert_true (fd >= 0);
+    assert_non_null ((w = kvs_shm_format (mem, size, true)));
+    assert_int_equal (kvs_shm_put (w, ref, blob, sizeof (blob)), 1);
+    ro = mmap (NULL, size, PROT_READ, MAP_SHARED, rofd, 0);
+    assert_true (ro != MAP_FAILED);
+    if (mapped_bytes (ro) < 0 || madvise (ro, 4096, MADV_POPULATE_READ) < 0)
+        print_message ("populate not checked\n");
+    else {
+        assert_non_null ((r = kvs_shm_reader_create (ro, size)));
+        assert_true (mapped_bytes (ro) >= (long)sizeof (blob));
+        assert_true (mapped_bytes (ro) < (long)size);
+        kvs_shm_reader_destroy (r);
+    }
+    kvs_shm_destroy (w);
+    munmap (ro, size);
+    kvs_shm_unmap (mem, size);
+    close (rofd);
+    close (fd);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -201,6 +309,8 @@ int main (void)
         cmocka_unit_test (test_path),
         cmocka_unit_test (test_attach),
         cmocka_unit_test (test_alive),
+        cmocka_unit_test (test_populate),
+        cmocka_unit_test (test_populate_put),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
