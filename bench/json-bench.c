@@ -15,6 +15,12 @@
  * ratio fast/jansson (below 1: faster).  Before timing, each text is
  * checked to decode to equal values both ways and to encode to the same
  * bytes both ways.
+ *
+ * A third table: finding the last entry of a directory, as a get reads
+ * a directory in the KVS's shared cache for the first time
+ * (treeobj_dir_scan, one pass over the text, no allocation) beside
+ * decoding the directory and looking the name up (json_fast_loadb), for
+ * directories of values and of dirrefs (blobrefs: long strings).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,6 +30,7 @@
 #include <jansson.h>
 #include "src/common/libcanopy/json_fast.h"
 #include "src/common/libcanopy/json_fast_dump.h"
+#include "src/common/libkvs/treeobj_scan.h"
 #include "src/common/libutil/monotime.h"
 #include "benchstat.h"
 
@@ -42,6 +49,23 @@ static char *dir_text (int n)
         snprintf (name, sizeof (name), "p%d", i);
         json_object_set_new (data, name, json_pack ("{s:s s:s s:i}",
                              "data", "AAAAAAAAAAA=", "type", "val", "ver", 1));
+    }
+    json_t *dir = json_pack ("{s:o s:s s:i}", "data", data, "type", "dir", "ver", 1);
+    char *s = json_dumps (dir, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref (dir);
+    return s;
+}
+
+static char *dirref_text (int n)
+{
+    json_t *data = json_object ();
+    char name[32];
+    for (int i = 0; i < n; i++) {
+        snprintf (name, sizeof (name), "d%d", i);
+        json_object_set_new (data, name, json_pack ("{s:[s] s:s s:i}",
+                             "data", "sha256-0123456789abcdef0123456789abcdef"
+                                     "0123456789abcdef0123456789abcdef",
+                             "type", "dirref", "ver", 1));
     }
     json_t *dir = json_pack ("{s:o s:s s:i}", "data", data, "type", "dir", "ver", 1);
     char *s = json_dumps (dir, JSON_COMPACT | JSON_SORT_KEYS);
@@ -120,6 +144,55 @@ static void table (bool encode, struct text *texts, int ntexts, int rounds, int 
     }
 }
 
+/* Microseconds per lookup of 'name' in the directory text t: scanned, or
+ * decoded and looked up.
+ */
+static double time_find (bool scan, const struct text *t, const char *name, int reps)
+{
+    double t0 = monotime ();
+    for (int i = 0; i < reps; i++) {
+        if (scan) {
+            size_t off, vlen;
+            if (treeobj_dir_scan (t->text, t->len, name, &off, &vlen) != 1)
+                die ("cannot scan", t->name);
+        }
+        else {
+            json_t *o = json_fast_loadb (t->text, t->len, 0, NULL);
+            if (!o || !json_object_get (json_object_get (o, "data"), name))
+                die ("cannot find in", t->name);
+            json_decref (o);
+        }
+    }
+    return (monotime () - t0) * 1e6 / reps;
+}
+
+static void find_table (struct text *dirs, const char **names, int ndirs,
+                        int rounds, int reps)
+{
+    printf ("finding the last entry of a directory\n%-20s %7s %12s %12s %7s\n",
+            "text", "bytes", "decode us", "scan us", "ratio");
+    for (int t = 0; t < ndirs; t++) {
+        struct benchstat *ds = benchstat_create ();
+        struct benchstat *ss = benchstat_create ();
+        struct benchstat_summary dsum, ssum;
+        if (!ds || !ss)
+            die ("out of memory", "");
+        for (int r = 0; r < rounds; r++) {
+            bool scan_first = r % 2;
+            benchstat_push (scan_first ? ss : ds,
+                            time_find (scan_first, &dirs[t], names[t], reps));
+            benchstat_push (scan_first ? ds : ss,
+                            time_find (!scan_first, &dirs[t], names[t], reps));
+        }
+        benchstat_summary (ds, &dsum);
+        benchstat_summary (ss, &ssum);
+        printf ("%-20s %7zu %12.2f %12.2f %7.2f\n", dirs[t].name, dirs[t].len,
+                dsum.median, ssum.median, ssum.median / dsum.median);
+        benchstat_destroy (ds);
+        benchstat_destroy (ss);
+    }
+}
+
 int main (int argc, char **argv)
 {
     int rounds = 7, reps = 2000, opt;
@@ -168,6 +241,18 @@ int main (int argc, char **argv)
     table (false, texts, ntexts, rounds, reps);
     printf ("\n");
     table (true, texts, ntexts, rounds, reps);
+    struct text dirs[] = {
+        { "dir of 32 values", texts[0].text, texts[0].len },
+        { "dir of 512 values", texts[1].text, texts[1].len },
+        { "dir of 32 dirrefs", dirref_text (32) },
+    };
+    const char *names[] = { "p31", "p511", "d31" };
+    if (!dirs[2].text)
+        die ("out of memory", "");
+    dirs[2].len = strlen (dirs[2].text);
+    printf ("\n");
+    find_table (dirs, names, 3, rounds, reps);
+    free (dirs[2].text);
     for (int t = 0; t < ntexts; t++) {
         free (texts[t].text);
         json_decref (texts[t].value);

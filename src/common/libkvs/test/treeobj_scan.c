@@ -6,7 +6,9 @@
  * bytes, white space, hdirs and other shapes are declined (EPROTO, and
  * the outputs untouched); every truncation and many one-byte corruptions
  * of a valid encoding give either a decline or the answer a decode of the
- * corrupted text gives; a duplicate name yields its last value.
+ * corrupted text gives; a duplicate name yields its last value; a byte
+ * to decline, or an escape, at every position of a string or a name is
+ * seen by the 8-bytes-at-a-time skip as byte by byte.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -211,6 +213,90 @@ static void test_damaged (void **state)
     json_decref (dir);
 }
 
+/* The scan skips plain bytes 8 at a time: a byte it must decline, or an
+ * escape, at every position of a string, of a name, and across the
+ * 8-byte words, is seen as the byte-by-byte scan sees it.
+ */
+static void scan_one (const char *prefix, const char *str, size_t slen,
+                      int want_rc)
+{
+    const char *tailtext = "\",\"type\":\"val\",\"ver\":1},"
+                           "\"key\":{\"data\":\"QQ==\",\"type\":\"val\",\"ver\":1}},"
+                           "\"type\":\"dir\",\"ver\":1}";
+    size_t plen = strlen (prefix), tlen = strlen (tailtext);
+    char *buf = malloc (plen + slen + tlen);
+    size_t off = 0, vlen = 0;
+
+    assert_non_null (buf);
+    memcpy (buf, prefix, plen);
+    memcpy (buf + plen, str, slen);
+    memcpy (buf + plen + slen, tailtext, tlen);
+    int rc = treeobj_dir_scan (buf, plen + slen + tlen, "key", &off, &vlen);
+    assert_int_equal (rc, want_rc);
+    if (rc == 1) {
+        const char *want = "{\"data\":\"QQ==\",\"type\":\"val\",\"ver\":1}";
+        assert_int_equal (vlen, strlen (want));
+        assert_memory_equal (buf + off, want, vlen);
+    }
+    else
+        assert_int_equal (errno, EPROTO);
+    free (buf);
+}
+
+static void test_special_bytes (void **state)
+{
+    const unsigned char bad[] = { 0x01, 0x1f, 0x7f, 0x80, 0xc3, 0xfe, 0xff };
+    const char *value = "{\"data\":{\"a\":{\"data\":\"";
+    char str[40];
+
+    for (int len = 0; len <= 33; len++) {
+        memset (str, 'A', len);
+        scan_one (value, str, len, 1);
+        for (int pos = 0; pos < len; pos++) {
+            for (size_t i = 0; i < sizeof (bad); i++) {
+                memset (str, 'A', len);
+                str[pos] = (char)bad[i];
+                scan_one (value, str, len, -1);
+            }
+            if (pos + 1 < len) {
+                memset (str, 'A', len);
+                str[pos] = '\\';
+                str[pos + 1] = '"';         /* an escaped quote: plain */
+                scan_one (value, str, len, 1);
+                str[pos + 1] = 'x';         /* no such escape */
+                scan_one (value, str, len, -1);
+            }
+            if (pos + 6 <= len) {
+                memset (str, 'A', len);
+                memcpy (str + pos, "\\u0041", 6);
+                scan_one (value, str, len, 1);
+            }
+            /* a quote ends the string early: what follows is not JSON */
+            if (pos + 1 < len) {
+                memset (str, 'A', len);
+                str[pos] = '"';
+                scan_one (value, str, len, -1);
+            }
+        }
+    }
+    /* names: the same bytes are declined there too */
+    for (int len = 1; len <= 20; len++) {
+        char prefix[64];
+        for (int pos = 0; pos < len; pos++) {
+            for (size_t i = 0; i < sizeof (bad); i++) {
+                int n = snprintf (prefix, sizeof (prefix), "{\"data\":{\"%.*s",
+                                  len, "bbbbbbbbbbbbbbbbbbbbbbbb");
+                prefix[n - len + pos] = (char)bad[i];
+                strcat (prefix, "\":{\"data\":\"");
+                scan_one (prefix, "QQ==", 4, -1);
+            }
+        }
+        snprintf (prefix, sizeof (prefix), "{\"data\":{\"%.*s\":{\"data\":\"",
+                  len, "bbbbbbbbbbbbbbbbbbbbbbbb");
+        scan_one (prefix, "QQ==", 4, 1);
+    }
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -219,6 +305,7 @@ int main (void)
         cmocka_unit_test (test_declined),
         cmocka_unit_test (test_duplicate),
         cmocka_unit_test (test_damaged),
+        cmocka_unit_test (test_special_bytes),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
