@@ -41,31 +41,22 @@ struct text {
     json_t *value;
 };
 
-static char *dir_text (int n)
+/* The encoding of a directory of n entries, p0.. each a val
+ * of 8 bytes or (dirrefs) d0.. each a dirref.
+ */
+static char *dir_text_of (int n, bool dirrefs)
 {
     json_t *data = json_object ();
     char name[32];
     for (int i = 0; i < n; i++) {
-        snprintf (name, sizeof (name), "p%d", i);
-        json_object_set_new (data, name, json_pack ("{s:s s:s s:i}",
-                             "data", "AAAAAAAAAAA=", "type", "val", "ver", 1));
-    }
-    json_t *dir = json_pack ("{s:o s:s s:i}", "data", data, "type", "dir", "ver", 1);
-    char *s = json_dumps (dir, JSON_COMPACT | JSON_SORT_KEYS);
-    json_decref (dir);
-    return s;
-}
-
-static char *dirref_text (int n)
-{
-    json_t *data = json_object ();
-    char name[32];
-    for (int i = 0; i < n; i++) {
-        snprintf (name, sizeof (name), "d%d", i);
-        json_object_set_new (data, name, json_pack ("{s:[s] s:s s:i}",
-                             "data", "sha256-0123456789abcdef0123456789abcdef"
-                                     "0123456789abcdef0123456789abcdef",
-                             "type", "dirref", "ver", 1));
+        snprintf (name, sizeof (name), "%s%d", dirrefs ? "d" : "p", i);
+        json_object_set_new (data, name, dirrefs
+            ? json_pack ("{s:[s] s:s s:i}", "data",
+                         "sha256-0123456789abcdef0123456789abcdef"
+                         "0123456789abcdef0123456789abcdef",
+                         "type", "dirref", "ver", 1)
+            : json_pack ("{s:s s:s s:i}", "data", "AAAAAAAAAAA=", "type", "val",
+                         "ver", 1));
     }
     json_t *dir = json_pack ("{s:o s:s s:i}", "data", data, "type", "dir", "ver", 1);
     char *s = json_dumps (dir, JSON_COMPACT | JSON_SORT_KEYS);
@@ -95,9 +86,12 @@ static void die (const char *what, const char *name)
     exit (1);
 }
 
-/* Microseconds per call of one codec (fast or jansson) in one direction. */
-static double time_calls (bool encode, bool fast, const struct text *t, int reps)
+/* Microseconds per call of one codec (fast or jansson) in one direction
+ * (*(bool *)arg: encode).
+ */
+static double time_calls (bool fast, const struct text *t, const void *arg, int reps)
 {
+    bool encode = *(const bool *)arg;
     double t0 = monotime ();
     for (int i = 0; i < reps; i++) {
         if (encode) {
@@ -118,37 +112,51 @@ static double time_calls (bool encode, bool fast, const struct text *t, int reps
     return (monotime () - t0) * 1e6 / reps;
 }
 
+/* The two ways one row compares: the first (jansson, a decode) or the
+ * second (fast, the scan); microseconds per call.
+ */
+typedef double (*timer_f) (bool second, const struct text *t, const void *arg,
+                           int reps);
+
+/* One table row: both ways timed 'rounds' times, alternating which goes
+ * first, then their medians and ratio second/first.
+ */
+static void row (timer_f fn, const struct text *t, const void *arg, int rounds,
+                 int reps)
+{
+    struct benchstat *a = benchstat_create ();
+    struct benchstat *b = benchstat_create ();
+    struct benchstat_summary asum, bsum;
+
+    if (!a || !b)
+        die ("out of memory", "");
+    for (int r = 0; r < rounds; r++) {
+        bool second_first = r % 2;
+        benchstat_push (second_first ? b : a, fn (second_first, t, arg, reps));
+        benchstat_push (second_first ? a : b, fn (!second_first, t, arg, reps));
+    }
+    benchstat_summary (a, &asum);
+    benchstat_summary (b, &bsum);
+    printf ("%-20s %7zu %12.2f %12.2f %7.2f\n", t->name, t->len,
+            asum.median, bsum.median, bsum.median / asum.median);
+    benchstat_destroy (a);
+    benchstat_destroy (b);
+}
+
 static void table (bool encode, struct text *texts, int ntexts, int rounds, int reps)
 {
     printf ("%s\n%-20s %7s %12s %12s %7s\n", encode ? "encoding (JSON_COMPACT)"
             : "decoding", "text", "bytes", "jansson us", "fast us", "ratio");
-    for (int t = 0; t < ntexts; t++) {
-        struct benchstat *js = benchstat_create ();
-        struct benchstat *fs = benchstat_create ();
-        struct benchstat_summary jsum, fsum;
-        if (!js || !fs)
-            die ("out of memory", "");
-        for (int r = 0; r < rounds; r++) {
-            bool fast_first = r % 2;
-            benchstat_push (fast_first ? fs : js,
-                            time_calls (encode, fast_first, &texts[t], reps));
-            benchstat_push (fast_first ? js : fs,
-                            time_calls (encode, !fast_first, &texts[t], reps));
-        }
-        benchstat_summary (js, &jsum);
-        benchstat_summary (fs, &fsum);
-        printf ("%-20s %7zu %12.2f %12.2f %7.2f\n", texts[t].name, texts[t].len,
-                jsum.median, fsum.median, fsum.median / jsum.median);
-        benchstat_destroy (js);
-        benchstat_destroy (fs);
-    }
+    for (int t = 0; t < ntexts; t++)
+        row (time_calls, &texts[t], &encode, rounds, reps);
 }
 
-/* Microseconds per lookup of 'name' in the directory text t: scanned, or
- * decoded and looked up.
+/* Microseconds per lookup of the name arg in the directory text t:
+ * scanned, or decoded and looked up.
  */
-static double time_find (bool scan, const struct text *t, const char *name, int reps)
+static double time_find (bool scan, const struct text *t, const void *arg, int reps)
 {
+    const char *name = arg;
     double t0 = monotime ();
     for (int i = 0; i < reps; i++) {
         if (scan) {
@@ -171,34 +179,16 @@ static void find_table (struct text *dirs, const char **names, int ndirs,
 {
     printf ("finding the last entry of a directory\n%-20s %7s %12s %12s %7s\n",
             "text", "bytes", "decode us", "scan us", "ratio");
-    for (int t = 0; t < ndirs; t++) {
-        struct benchstat *ds = benchstat_create ();
-        struct benchstat *ss = benchstat_create ();
-        struct benchstat_summary dsum, ssum;
-        if (!ds || !ss)
-            die ("out of memory", "");
-        for (int r = 0; r < rounds; r++) {
-            bool scan_first = r % 2;
-            benchstat_push (scan_first ? ss : ds,
-                            time_find (scan_first, &dirs[t], names[t], reps));
-            benchstat_push (scan_first ? ds : ss,
-                            time_find (!scan_first, &dirs[t], names[t], reps));
-        }
-        benchstat_summary (ds, &dsum);
-        benchstat_summary (ss, &ssum);
-        printf ("%-20s %7zu %12.2f %12.2f %7.2f\n", dirs[t].name, dirs[t].len,
-                dsum.median, ssum.median, ssum.median / dsum.median);
-        benchstat_destroy (ds);
-        benchstat_destroy (ss);
-    }
+    for (int t = 0; t < ndirs; t++)
+        row (time_find, &dirs[t], names[t], rounds, reps);
 }
 
 int main (int argc, char **argv)
 {
     int rounds = 7, reps = 2000, opt;
     struct text texts[] = {
-        { "dir of 32 values", dir_text (32) },
-        { "dir of 512 values", dir_text (512) },
+        { "dir of 32 values", dir_text_of (32, false) },
+        { "dir of 512 values", dir_text_of (512, false) },
         { "kvs.lookup request", strdup ("{\"key\":\"kap.0.dir3.p17.k4\",\"flags\":0}") },
         { "lookup answer", strdup ("{\"data\":\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==\","
                                    "\"type\":\"val\",\"ver\":1}") },
@@ -244,7 +234,7 @@ int main (int argc, char **argv)
     struct text dirs[] = {
         { "dir of 32 values", texts[0].text, texts[0].len },
         { "dir of 512 values", texts[1].text, texts[1].len },
-        { "dir of 32 dirrefs", dirref_text (32) },
+        { "dir of 32 dirrefs", dir_text_of (32, true) },
     };
     const char *names[] = { "p31", "p511", "d31" };
     if (!dirs[2].text)
