@@ -325,6 +325,7 @@ struct kvs_shm_reader {
 
 /* Map what the writer has made resident and we have not mapped yet (see
  * the design notes).  Only a hint: any failure leaves the pages to fault.
+ * Keeps errno.
  */
 static void reader_populate (struct kvs_shm_reader *r)
 {
@@ -332,19 +333,18 @@ static void reader_populate (struct kvs_shm_reader *r)
 
     if (r->no_populate || filled <= r->populated)
         return;
-    if (filled > r->size)
-        filled = r->size;
+    int saved_errno = errno;
     size_t mask = r->pagesize - 1;
     size_t start = r->populated & ~mask;
-    size_t end = (filled + mask) & ~mask;   /* written in: resident */
+    size_t end = filled < r->size ? filled : r->size;
+    end = (end + mask) & ~mask;     /* the page holding the end was written */
     if (end > r->size)
         end = r->size;
-    if (end > start) {
-        if (madvise ((void *)(r->base + start), end - start,
-                     MADV_POPULATE_READ) < 0 && errno == EINVAL)
-            r->no_populate = true;
-    }
+    if (end > start && madvise ((void *)(r->base + start), end - start,
+                                MADV_POPULATE_READ) < 0 && errno == EINVAL)
+        r->no_populate = true;
     r->populated = end;
+    errno = saved_errno;
 }
 
 /* The outcome of one try: the public ones, or RETRY (the writer moved). */
@@ -381,13 +381,8 @@ kvs_shm_reader_t *kvs_shm_reader_create (const void *mem, size_t size)
     r->arena_end = hdr->arena_off + hdr->arena_bytes;
     long ps = sysconf (_SC_PAGESIZE);
     r->pagesize = ps > 0 && !(ps & (ps - 1)) ? (size_t)ps : 4096;
-    if ((uintptr_t)mem & (r->pagesize - 1))
-        r->no_populate = true;      /* not a mapping of its own */
-    else {
-        int saved_errno = errno;
-        reader_populate (r);
-        errno = saved_errno;
-    }
+    r->no_populate = (uintptr_t)mem & (r->pagesize - 1);   /* not a mapping */
+    reader_populate (r);
     return r;
 }
 
@@ -795,11 +790,7 @@ int kvs_shm_get (kvs_shm_reader_t *r, const char *key, int min_version,
     memcpy (buf, key, klen + 1);
     if ((n = split_key (buf, comps, KVS_MAX_KEY / 2 + 1)) < 0)
         goto miss;
-    if (!r->no_populate) {
-        int saved_errno = errno;
-        reader_populate (r);
-        errno = saved_errno;
-    }
+    reader_populate (r);
     for (int tries = 0; tries < READ_TRIES; tries++) {
         if ((rc = try_get (r, comps, n, min_version, data, len)) != RETRY)
             break;

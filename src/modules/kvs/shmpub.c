@@ -137,6 +137,18 @@ static void listen_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents,
     }
 }
 
+/* Make n bytes from start resident (start page-aligned); without
+ * MADV_POPULATE_WRITE (kernels before 5.14) by writing each page's first
+ * byte back as it is.
+ */
+static void make_resident (char *start, size_t n)
+{
+    if (madvise (start, n, MADV_POPULATE_WRITE) < 0) {
+        for (size_t off = 0; off < n; off += 4096)
+            ((volatile char *)start)[off] = ((volatile char *)start)[off];
+    }
+}
+
 /* Fault in one chunk of what the writer will need next. */
 static void fault_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents,
                       void *arg)
@@ -147,11 +159,7 @@ static void fault_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents,
 
     if (n > FAULT_CHUNK)
         n = FAULT_CHUNK;
-    if (madvise (start, n, MADV_POPULATE_WRITE) < 0) {
-        /* an older kernel: write the pages, beyond anything published */
-        for (size_t off = 0; off < n; off += 4096)
-            ((volatile char *)start)[off] = 0;
-    }
+    make_resident (start, n);
     p->faulted += n;
     if (p->faulted < p->fault_want) {
         canopy_timer_watcher_reset (p->fault_w, FAULT_DELAY, 0);
@@ -224,10 +232,7 @@ struct shmpub *shmpub_create (canopy_t *h, const char *local_path, size_t size,
      */
     kvs_shm_stats (p->w, &st);              /* st.end: the arena's start */
     p->faulted = p->fault_want = (st.end + 4095) & ~(size_t)4095;
-    if (madvise (p->mem, p->faulted, MADV_POPULATE_WRITE) < 0) {
-        for (size_t off = 0; off < p->faulted; off += 4096)
-            ((volatile char *)p->mem)[off] = ((volatile char *)p->mem)[off];
-    }
+    make_resident (p->mem, p->faulted);
     kvs_shm_set_filled (p->w, p->faulted);
     if ((p->lfd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0) {
         errprintf (error, "socket: %s", strerror (errno));

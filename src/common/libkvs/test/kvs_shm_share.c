@@ -200,7 +200,9 @@ static void test_alive (void **state)
     close (sv[0]);
 }
 
-/* Bytes of [addr, addr+len) mapped in this process (smaps' Rss), or -1. */
+/* Bytes of the mapping that starts at addr that are in this process's
+ * page table (smaps' Rss), or -1.
+ */
 static long mapped_bytes (const void *addr)
 {
     FILE *f = fopen ("/proc/self/smaps", "r");
@@ -212,7 +214,7 @@ static long mapped_bytes (const void *addr)
         return -1;
     while (fgets (line, sizeof (line), f)) {
         unsigned long lo, hi;
-        if (sscanf (line, "%lx-%lx ", &lo, &hi) == 2 && strchr (line, '-') < strchr (line, ' '))
+        if (sscanf (line, "%lx-%lx ", &lo, &hi) == 2)
             in = lo == (unsigned long)(uintptr_t)addr;
         else if (in && sscanf (line, "Rss: %ld kB", &kb) == 1)
             break;
@@ -234,7 +236,7 @@ static void test_populate (void **state)
     fd = kvs_shm_memfd_create (size, &mem, &rofd);
     assert_true (fd >= 0);
     assert_non_null ((w = kvs_shm_format (mem, size, true)));
-    memset (mem + 4096, 0, 512 * 1024 - 4096);    /* resident, as a writer's */
+    memset ((char *)mem + 4096, 0, 512 * 1024 - 4096); /* resident, as a writer's */
     kvs_shm_set_filled (w, 512 * 1024);
     ro = mmap (NULL, size, PROT_READ, MAP_SHARED, rofd, 0);
     assert_true (ro != MAP_FAILED);
@@ -250,7 +252,7 @@ static void test_populate (void **state)
         assert_true (mapped_bytes (ro) >= 512 * 1024);
         assert_true (mapped_bytes (ro) < (long)size);  /* not beyond filled */
         /* the writer goes further: the next get maps the rest */
-        memset (mem + 512 * 1024, 0, 256 * 1024);
+        memset ((char *)mem + 512 * 1024, 0, 256 * 1024);
         kvs_shm_set_filled (w, 768 * 1024);
         kvs_shm_set_filled (w, 4096);                  /* it only grows */
         assert_int_equal (kvs_shm_get (r, "a", 0, &data, &len), KVS_SHM_MISS);
