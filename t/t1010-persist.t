@@ -257,6 +257,21 @@ test_expect_success 'a shard that reaches its cap fails SYNC commits with ENOSPC
 	grep "size cap" cap.err &&
 	grep "size cap" capflush.err
 '
+test_expect_success 'the write-back thread runs at content.nice (default 10); 0 keeps the priority' '
+	canopy start --statedir=s13 -- sh -c "
+		canopy kvs put --sync a=1 && canopy content stats" >stats13.out &&
+	grep "\"nice\": 10" stats13.out &&
+	canopy start --statedir=s13 -S content.nice=0 -- sh -c "
+		canopy kvs get a && canopy content stats" >stats13b.out &&
+	grep "\"nice\": 0" stats13b.out &&
+	canopy start --statedir=s13 -- sh -c "
+		ps -L -o ni=,comm= -p \$(canopy getattr broker.pid)" >ps13.out &&
+	grep "^ *10 m:content-sqlit" ps13.out
+'
+test_expect_success 'content.nice out of 0..19 is refused' '
+	canopy start --statedir=s14 -S content.nice=20 -- true 2>nice.err;
+	grep "bad attribute content.nice=20" nice.err
+'
 test_expect_success 'fsck refuses --checkpoint with --rootref' '
 	# regression: --checkpoint was silently ignored
 	test_must_fail canopy fsck --checkpoint \

@@ -26,6 +26,14 @@
  *                                 re-hashes every blob)
  *   content.compress-threshold / compress-threshold=BYTES (default 256)
  *   content.checkpoints / checkpoints=N   checkpoints kept (default 5)
+ *   content.nice / nice=N         this thread's nice value, 0..19 (default
+ *                                 10): the write-back is background work
+ *                                 (stores are answered by the content
+ *                                 module before they reach it), so on a
+ *                                 node whose cores are all busy it yields
+ *                                 them to the threads that answer
+ *                                 requests; a durability wait (sync,
+ *                                 checkpoint) is only slower then
  *
  * Design notes:
  * - Loaded on every rank (broker.modules lists it) but returns at once on
@@ -44,6 +52,9 @@
 #include <stdio.h>
 #include <stdint.h>
 #include <limits.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <canopy/canopy.h>
 #include "src/common/libutil/blobref.h"
 #include "src/common/libutil/monotime.h"
@@ -59,6 +70,8 @@ struct backing_ctx {
     char dir[PATH_MAX];
     bool temporary;
     enum sqlstore_check validate;
+    int nice;                   /* the nice value asked for */
+    int nice_now;               /* this thread's, as set */
     int failed_errnum;          /* the store was refused */
     char failed_text[PATH_MAX + CANOPY_ERROR_TEXT_MAX + 64];
     double open_seconds;
@@ -304,7 +317,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
         return;
     }
     canopy_respond_pack (h, msg,
-        "{s:s s:b s:i s:I s:I s:I s:I s:s s:f s:f s:I"
+        "{s:s s:b s:i s:I s:I s:I s:I s:s s:i s:f s:f s:I"
         " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}}",
         "statedir", ctx->dir,
         "temporary", ctx->temporary,
@@ -314,6 +327,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
         "stored-bytes", (json_int_t)st.stored_bytes,
         "file-bytes", (json_int_t)st.file_bytes,
         "validate", check_name (ctx->validate),
+        "nice", ctx->nice_now,
         "open-seconds", ctx->open_seconds,
         "check-seconds", ctx->check.seconds,
         "check-blobs", (json_int_t)ctx->check.blobs,
@@ -391,6 +405,8 @@ static int set_option (void *arg, const char *name, const char *value,
         ctx->cfg.compress_threshold = (size_t)v;
     else if (!strcmp (name, "checkpoints") && v >= 1 && v <= 1000)
         ctx->cfg.keep_checkpoints = (int)v;
+    else if (!strcmp (name, "nice") && v <= 19)
+        ctx->nice = (int)v;
     else
         return -1;
     return 0;
@@ -399,13 +415,15 @@ static int set_option (void *arg, const char *name, const char *value,
 static int configure (struct backing_ctx *ctx, int argc, char **argv)
 {
     static const char *names[] = { "shards", "shard-max", "validate",
-                                   "compress-threshold", "checkpoints", NULL };
+                                   "compress-threshold", "checkpoints", "nice",
+                                   NULL };
     const char *statedir;
     canopy_error_t error;
 
     ctx->cfg.shards = 1;
     ctx->cfg.compress_threshold = 256;
     ctx->cfg.keep_checkpoints = 5;
+    ctx->nice = 10;
     ctx->validate = SQLSTORE_CHECK_QUICK;
     if (modopt_apply (ctx->h, canopy_attr_get, "content", names, argc, argv,
                       set_option, ctx, &error) < 0) {
@@ -428,6 +446,27 @@ static int configure (struct backing_ctx *ctx, int argc, char **argv)
     ctx->cfg.dir = ctx->dir;
     ctx->cfg.durability = ctx->temporary ? SQLSTORE_VOLATILE : SQLSTORE_DURABLE;
     return 0;
+}
+
+/* Lower this thread's priority to ctx->nice (Linux: a thread's own nice
+ * value, set through its thread id).  Raising a nice value needs no
+ * privilege; a failure is logged and changes nothing else.
+ */
+static void set_nice (struct backing_ctx *ctx)
+{
+    id_t tid = (id_t)syscall (SYS_gettid);
+
+    errno = 0;
+    ctx->nice_now = getpriority (PRIO_PROCESS, tid);
+    if (ctx->nice_now == -1 && errno != 0)
+        ctx->nice_now = 0;
+    if (ctx->nice <= ctx->nice_now)
+        return;
+    if (setpriority (PRIO_PROCESS, tid, ctx->nice) < 0)
+        canopy_log (ctx->h, LOG_WARNING, "cannot set the write-back's nice value"
+                    " to %d: %s", ctx->nice, strerror (errno));
+    else
+        ctx->nice_now = ctx->nice;
 }
 
 /* The store cannot be used: say why, and stop the instance. */
@@ -497,6 +536,7 @@ int mod_main (canopy_t *h, int argc, char **argv)
         return 0;       /* the backing store lives on rank 0 only */
     if (configure (&ctx, argc, argv) < 0)
         return -1;
+    set_nice (&ctx);
     if (canopy_msg_handler_addvec (h, htab, &ctx, &handlers) < 0)
         goto done;
     open_store (&ctx);
