@@ -265,8 +265,10 @@ test_expect_success 'the write-back thread runs at content.nice (default 10); 0 
 		canopy kvs get a && canopy content stats" >stats13b.out &&
 	grep "\"nice\": 0" stats13b.out &&
 	canopy start --statedir=s13 -- sh -c "
-		ps -L -o ni=,comm= -p \$(canopy getattr broker.pid)" >ps13.out &&
-	grep "^ *10 m:content-sqlit" ps13.out
+		for t in /proc/\$(canopy getattr broker.pid)/task/*; do
+			echo \$(cat \$t/comm) \$(cut -d\" \" -f19 \$t/stat)
+		done" >nice13.out &&
+	grep "^m:content-sqlit 10$" nice13.out
 '
 test_expect_success 'content.nice out of 0..19 is refused' '
 	canopy start --statedir=s14 -S content.nice=20 -- true 2>nice.err;
