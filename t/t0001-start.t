@@ -62,4 +62,47 @@ test_expect_success '--wrap with a missing program fails the instance (127)' '
 	test_expect_code 127 canopy start -n 1 --wrap=/nonexistent/wrapper true 2>err &&
 	grep "nonexistent" err
 '
+# broker.sched-slice: the broker's threads ask for a short scheduler slice
+# (Linux 6.12 on); what it starts runs with the kernel's default.
+if grep -q "^se.slice" /proc/self/sched 2>/dev/null &&
+   test "$(canopy start -n 1 -S broker.sched-slice=300 -- canopy getattr broker.sched-slice 2>/dev/null)" = 300
+then
+	test_set_prereq SCHED_SLICE
+fi
+test_expect_success SCHED_SLICE 'every broker thread runs with broker.sched-slice (default 100 us), the initial program without' '
+	cat >threads.sh <<-\EOF &&
+	#!/bin/sh
+	canopy getattr broker.sched-slice
+	sed -n "s/^se.slice *: *//p" /proc/self/sched
+	p=$(canopy getattr broker.pid)
+	for t in /proc/$p/task/*; do
+		echo "$(cat $t/comm) $(sed -n "s/^se.slice *: *//p" $t/sched)"
+	done
+	EOF
+	chmod +x threads.sh &&
+	canopy start -n 2 -- ./threads.sh >slice.out &&
+	test "$(sed -n 1p slice.out)" = 100 &&
+	test "$(sed -n 2p slice.out)" != 100000 &&
+	sed 1,2d slice.out >threads.out &&
+	grep "^m:kvs 100000$" threads.out &&
+	grep "^ZMQbg/IO/0 100000$" threads.out &&
+	! grep -v " 100000$" threads.out
+'
+test_expect_success SCHED_SLICE 'canopy run tasks run with the default slice' '
+	canopy start -n 2 -- canopy run -n 2 sed -n "s/^se.slice *: *//p" /proc/self/sched >task.out &&
+	test $(wc -l <task.out) = 2 &&
+	! grep "^100000$" task.out
+'
+test_expect_success 'broker.sched-slice=0 leaves the kernel default' '
+	canopy start -n 1 -S broker.sched-slice=0 -- canopy getattr broker.sched-slice >zero.out &&
+	test "$(cat zero.out)" != 100
+'
+test_expect_success 'a broker.sched-slice out of range is refused' '
+	test_must_fail canopy start -n 1 -S broker.sched-slice=50 -- true 2>slice.err &&
+	grep "bad attribute broker.sched-slice=50" slice.err &&
+	test_must_fail canopy start -n 1 -S broker.sched-slice=100001 -- true 2>slice.err &&
+	grep "bad attribute broker.sched-slice=100001" slice.err &&
+	test_must_fail canopy start -n 1 -S broker.sched-slice=x -- true 2>slice.err &&
+	grep "bad attribute broker.sched-slice=x" slice.err
+'
 test_done

@@ -38,6 +38,7 @@
 #include "src/common/libutil/monotime.h"
 #include "src/common/libutil/fdutil.h"
 #include "src/common/libutil/installpaths.h"
+#include "src/common/libutil/sched_slice.h"
 #include "broker.h"
 #include "overlay.h"
 #include "connector.h"
@@ -49,6 +50,7 @@
 
 #define SHUTDOWN_CHILD_TIMEOUT 20.0
 #define DEFAULT_MODULES "content,content-sqlite,kvs,resource,exec"
+#define DEFAULT_SCHED_SLICE_US 100
 
 int builtins_init (struct broker *b);
 
@@ -88,6 +90,36 @@ static int parse_uint (const char *s, uint32_t *value)
         return -1;
     *value = v;
     return 0;
+}
+
+/* The scheduler slice of the broker's threads (sched_slice.h), from
+ * broker.sched-slice (microseconds; 0: the kernel's default).  Called
+ * before any other thread exists (ZeroMQ's, the modules'), so that every
+ * one inherits it; the programs the broker starts get the default back
+ * (runat.c, the exec module).  The attribute then says the slice in
+ * effect, as the kernel reports it (0 if it does not).  A kernel that
+ * refuses is not an error: the broker runs as before.
+ */
+static int init_sched_slice (struct broker *b)
+{
+    const char *s = attr_get (b->attrs, "broker.sched-slice", NULL);
+    uint32_t usec = DEFAULT_SCHED_SLICE_US;
+    long now;
+
+    if (s && (parse_uint (s, &usec) < 0
+              || (usec != 0 && (usec < SCHED_SLICE_MIN_US
+                                || usec > SCHED_SLICE_MAX_US)))) {
+        log_msg ("bad attribute broker.sched-slice=%s (0, or %d to %d"
+                 " microseconds)", s, SCHED_SLICE_MIN_US, SCHED_SLICE_MAX_US);
+        errno = EINVAL;
+        return -1;
+    }
+    if (usec > 0 && sched_slice_set (usec) < 0)
+        broker_log (b, LOG_INFO, "cannot ask for a %u us scheduler slice: %s",
+                    usec, strerror (errno));
+    now = sched_slice_get ();
+    return attr_set_uint (b->attrs, "broker.sched-slice", now > 0 ? now : 0,
+                          ATTR_IMMUTABLE);
 }
 
 /* Shutdown */
@@ -589,6 +621,8 @@ int main (int argc, char *argv[])
         (void)attr_set (b->attrs, "log-stderr-level", "6", 0, true);
     if (init_attrs (b) < 0)
         log_err_exit ("attributes");
+    if (init_sched_slice (b) < 0)
+        exit (1);
     if (router_init (b) < 0 || builtins_init (b) < 0 || events_init (b) < 0)
         log_err_exit ("services");
     if (signals_init (b) < 0)

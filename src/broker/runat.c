@@ -20,6 +20,7 @@
 #include <sys/prctl.h>
 #include "broker.h"
 #include "src/common/libcanopy/procwatch.h"
+#include "src/common/libutil/sched_slice.h"
 #include "runat.h"
 
 struct runat {
@@ -120,6 +121,7 @@ int runat_start (struct runat *ra, const char *uri)
         signal (SIGPIPE, SIG_DFL);
         /* if rank 0 dies, its program hears a hangup, as from a terminal */
         (void)prctl (PR_SET_PDEATHSIG, SIGHUP);
+        (void)sched_slice_set (0);      /* the broker's slice is its own */
         environ = env;
         execvp (ra->argv[0], ra->argv);
         int e = errno;

@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include "src/common/libutil/fdutil.h"
+#include "src/common/libutil/sched_slice.h"
 #include "src/common/libcanopy/procwatch.h"
 #include "src/common/libhw/hwinfo.h"
 #include "task.h"
@@ -281,6 +282,7 @@ static void child (char **argv, char **envp, const char *cwd, int outw, int errw
     sigprocmask (SIG_SETMASK, &none, NULL);
     for (int s = 1; s < NSIG; s++)
         signal (s, SIG_DFL);
+    (void)sched_slice_set (0);          /* the broker's slice is its own */
     if (cwd && chdir (cwd) < 0)
         goto fail;
     environ = envp;
