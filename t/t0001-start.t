@@ -69,7 +69,7 @@ if grep -q "^se.slice" /proc/self/sched 2>/dev/null &&
 then
 	test_set_prereq SCHED_SLICE
 fi
-test_expect_success SCHED_SLICE 'every broker thread runs with broker.sched-slice (default 100 us), the initial program without' '
+test_expect_success SCHED_SLICE 'broker threads run with broker.sched-slice (default 100 us), the write-back and the initial program without' '
 	cat >threads.sh <<-\EOF &&
 	#!/bin/sh
 	canopy getattr broker.sched-slice
@@ -86,7 +86,9 @@ test_expect_success SCHED_SLICE 'every broker thread runs with broker.sched-slic
 	sed 1,2d slice.out >threads.out &&
 	grep "^m:kvs 100000$" threads.out &&
 	grep "^ZMQbg/IO/0 100000$" threads.out &&
-	! grep -v " 100000$" threads.out
+	! grep -v -e " 100000$" -e "^m:content-sqlit " threads.out &&
+	grep "^m:content-sqlit " threads.out >sqlite.out &&
+	! grep " 100000$" sqlite.out
 '
 test_expect_success SCHED_SLICE 'canopy run tasks run with the default slice' '
 	canopy start -n 2 -- canopy run -n 2 sed -n "s/^se.slice *: *//p" /proc/self/sched >task.out &&

@@ -59,6 +59,7 @@
 #include "src/common/libutil/blobref.h"
 #include "src/common/libutil/monotime.h"
 #include "src/common/libutil/modopt.h"
+#include "src/common/libutil/sched_slice.h"
 #include "sqlstore.h"
 
 CANOPY_MOD_NAME ("content-sqlite");
@@ -537,6 +538,9 @@ int mod_main (canopy_t *h, int argc, char **argv)
     if (configure (&ctx, argc, argv) < 0)
         return -1;
     set_nice (&ctx);
+    /* background work: not the short slice of the broker's other threads
+     * (broker.sched-slice), which would let it run ahead of the ranks */
+    (void)sched_slice_set (0);
     if (canopy_msg_handler_addvec (h, htab, &ctx, &handlers) < 0)
         goto done;
     open_store (&ctx);
