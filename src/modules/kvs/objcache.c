@@ -14,6 +14,16 @@
  * bytes (ixbytes).  A dir is decoded only when asked for whole
  * (objcache_get_dir, or a find without a name), or when the scan
  * declines its text.
+ * A decoded dir is accounted at more than its encoded length: jansson
+ * spends 650-870 bytes an entry (the entry's object, its members, the
+ * table slot; 8-15x the encoded text: mallinfo2 around treeobj_decode
+ * of dirs of 16-1024 entries, jansson 2.14), so a cache counting only
+ * the text held up to 15x cache-max.  dirbytes adds
+ * OBJCACHE_DECODED_ENTRY_BYTES an entry (of the dir, or of the hdir's
+ * own table).
+ * On rank 0 a new version shares its unchanged entries with the old
+ * one and each is counted in both: old versions expire sooner, which
+ * is the side to err on.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +57,7 @@ struct entry {
     bool found;         /* objcache_find answered from the text once */
     treeobj_index_t *index;     /* of the encoded text, from the second find */
     size_t ixbytes;     /* the index's memory, accounted too */
+    size_t dirbytes;    /* the decoded dir's memory beyond len, accounted */
     bool noscan;        /* the scan declined its text: decode it */
     double lastuse;
     struct waiter *waiters;
@@ -151,6 +162,17 @@ static struct entry *get_valid (objcache_t *c, enum objtype type, const char *re
 
 static void drop (objcache_t *c, struct entry *e);
 
+/* What holding the decoded dir costs beyond its encoded length (see the
+ * design notes).
+ */
+static size_t decoded_bytes (const json_t *dir)
+{
+    const json_t *data = treeobj_data (dir);
+    size_t n = json_is_object (data) ? json_object_size (data)
+             : json_is_array (data) ? json_array_size (data) : 0;
+    return n * OBJCACHE_DECODED_ENTRY_BYTES;
+}
+
 /* Decode an encoded dir entry in place; one that is not a dir or hdir is
  * dropped (the caller then loads it as if it had never been cached).
  */
@@ -165,6 +187,8 @@ static bool decode_dir (objcache_t *c, struct entry *e)
     }
     e->dir = dir;
     release_data (c, e);
+    e->dirbytes = decoded_bytes (dir);
+    c->bytes += e->dirbytes;
     c->encoded--;
     c->decodes++;
     return true;
@@ -295,6 +319,8 @@ int objcache_put_dir (objcache_t *c, const char *ref, json_t *dir, size_t size)
     if (e->valid)
         return 0;
     e->dir = json_incref (dir);
+    e->dirbytes = decoded_bytes (dir);
+    c->bytes += e->dirbytes;
     make_valid (c, e, size);
     return 0;
 }
@@ -478,7 +504,7 @@ static void drop (objcache_t *c, struct entry *e)
     if (e->type == OBJ_DIR && !e->dir)
         c->encoded--;
     list_del (&e->lru);
-    c->bytes -= e->len + e->ixbytes;
+    c->bytes -= e->len + e->ixbytes + e->dirbytes;
     (void)hashmap_delete (c->map, e->key);
 }
 

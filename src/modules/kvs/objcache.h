@@ -59,7 +59,14 @@ int objcache_get_encoded (objcache_t *c, const char *ref, const void **data,
                           size_t *len);
 bool objcache_has (objcache_t *c, enum objtype type, const char *ref);
 
-/* Add a loaded or newly made object (dir: a reference is taken). */
+/* A decoded dir is accounted at its encoded size plus this many bytes
+ * an entry: what jansson holds for one (objcache.c).
+ */
+enum { OBJCACHE_DECODED_ENTRY_BYTES = 640 };
+
+/* Add a loaded or newly made object (dir: a reference is taken; it is
+ * accounted at size plus OBJCACHE_DECODED_ENTRY_BYTES an entry).
+ */
 int objcache_put_dir (objcache_t *c, const char *ref, json_t *dir, size_t size);
 int objcache_put_raw (objcache_t *c, const char *ref, const void *data, size_t len);
 /* Add a directory still encoded (its blob's len > 0 bytes, copied, or,

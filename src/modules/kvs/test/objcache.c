@@ -230,7 +230,8 @@ static void test_encoded (void **state)
     objcache_stats (c, &st);
     assert_int_equal (st.count, 1);
     assert_int_equal (st.encoded, 0);
-    assert_int_equal (st.bytes, len);
+    /* decoded: its one entry is accounted as jansson holds it */
+    assert_int_equal (st.bytes, len + OBJCACHE_DECODED_ENTRY_BYTES);
     /* dropped: a wait is the first again, so its load is started */
     calls = 0;
     assert_int_equal (objcache_wait (c, ref3, OBJ_DIR, wait_cb, NULL), 1);
@@ -314,7 +315,7 @@ static void test_find (void **state)
     assert_true (json_equal (dir, d));
     objcache_stats (c, &st);
     assert_int_equal (st.encoded, 0);
-    assert_int_equal (st.bytes, bytes0);
+    assert_int_equal (st.bytes, bytes0 + 2 * OBJCACHE_DECODED_ENTRY_BYTES);
     /* decoded now: the same dir every time */
     assert_int_equal (objcache_find (c, ref1, "l", &dir, &entry), 1);
     assert_ptr_equal (dir, objcache_get_dir (c, ref1));
@@ -467,6 +468,50 @@ static void test_blobrecs (void **state)
     objcache_destroy (c);
 }
 
+/* Decoded dirs count what jansson holds for them, not only their text:
+ * a 32-entry dir of 1.6 KB in a cache of 16 KiB is over it (it held 15x
+ * cache-max before), and expiry drops it, taking all its bytes off.
+ */
+static void test_decoded_bytes (void **state)
+{
+    objcache_t *c = objcache_create (16 * 1024, 60);
+    struct objcache_stats st;
+    json_t *d = treeobj_create_dir ();
+    char name[16];
+    size_t len;
+    char *enc;
+
+    for (int i = 0; i < 32; i++) {
+        snprintf (name, sizeof (name), "%d", i);
+        assert_int_equal (treeobj_dir_set (d, name, treeobj_create_val ("12345678", 8)), 0);
+    }
+    assert_non_null ((enc = treeobj_encode (d, &len)));
+    assert_true (len < 2048);
+    /* made (rank 0's applier) */
+    assert_int_equal (objcache_put_dir (c, ref1, d, len), 0);
+    objcache_stats (c, &st);
+    assert_int_equal (st.bytes, len + 32 * OBJCACHE_DECODED_ENTRY_BYTES);
+    assert_true (st.bytes > 16 * 1024);
+    assert_int_equal (objcache_expire (c, 0), 1);
+    objcache_stats (c, &st);
+    assert_int_equal (st.count, 0);
+    assert_int_equal (st.bytes, 0);
+    /* primed encoded: counted at its text until decoded */
+    assert_int_equal (objcache_put_dir_encoded (c, ref1, enc, len, NULL), 0);
+    objcache_stats (c, &st);
+    assert_int_equal (st.bytes, len);
+    assert_int_equal (objcache_expire (c, 0), 0);
+    assert_non_null (objcache_get_dir (c, ref1));
+    objcache_stats (c, &st);
+    assert_int_equal (st.bytes, len + 32 * OBJCACHE_DECODED_ENTRY_BYTES);
+    assert_int_equal (objcache_expire (c, 0), 1);
+    objcache_stats (c, &st);
+    assert_int_equal (st.bytes, 0);
+    free (enc);
+    json_decref (d);
+    objcache_destroy (c);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
@@ -477,6 +522,7 @@ int main (void)
         cmocka_unit_test (test_lru),
         cmocka_unit_test (test_encoded),
         cmocka_unit_test (test_find),
+        cmocka_unit_test (test_decoded_bytes),
         cmocka_unit_test (test_shared),
         cmocka_unit_test (test_keep_waited),
         cmocka_unit_test (test_blobrecs),
