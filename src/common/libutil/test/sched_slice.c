@@ -52,5 +52,6 @@ int main (void)
         cmocka_unit_test (test_range),
         cmocka_unit_test (test_set_get),
     };
+    cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
