@@ -46,6 +46,12 @@ int sched_slice_set (unsigned long usec)
     }
     if (get_attr (&a) < 0)
         return -1;
+    /* SCHED_OTHER (0), SCHED_BATCH (3) only: for SCHED_DEADLINE the same
+     * field is its runtime budget */
+    if (a.sched_policy != 0 && a.sched_policy != 3) {
+        errno = EINVAL;
+        return -1;
+    }
 #ifdef SYS_sched_setattr
     a.size = sizeof (a);
     a.sched_flags = 0;

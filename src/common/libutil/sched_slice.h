@@ -17,7 +17,8 @@
  *
  * sched_slice_set: usec 0 returns the thread to the kernel's default
  * slice; otherwise usec must be within SCHED_SLICE_MIN_US ..
- * SCHED_SLICE_MAX_US.  Returns 0, or -1 with errno EINVAL (out of range)
+ * SCHED_SLICE_MAX_US.  Returns 0, or -1 with errno EINVAL (out of range,
+ * or the thread's policy is not SCHED_OTHER or SCHED_BATCH)
  * or what sched_getattr/sched_setattr set (ENOSYS: no such system call;
  * EPERM, e.g. under a seccomp filter).  A kernel before 6.12 accepts the
  * call and ignores the slice: sched_slice_get tells.  Keeps the thread's
