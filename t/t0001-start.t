@@ -64,8 +64,10 @@ test_expect_success '--wrap with a missing program fails the instance (127)' '
 '
 # broker.sched-slice: the broker's threads ask for a short scheduler slice
 # (Linux 6.12 on); what it starts runs with the kernel's default.
+# The kernel takes custom slices from 6.12 on, and says them in
+# /proc/PID/sched: decided apart from the code under test.
 if grep -q "^se.slice" /proc/self/sched 2>/dev/null &&
-   test "$(canopy start -n 1 -S broker.sched-slice=300 -- canopy getattr broker.sched-slice 2>/dev/null)" = 300
+   uname -r | awk -F. '{ exit !($1 > 6 || ($1 == 6 && $2 >= 12)) }'
 then
 	test_set_prereq SCHED_SLICE
 fi
@@ -95,9 +97,9 @@ test_expect_success SCHED_SLICE 'canopy run tasks run with the default slice' '
 	test $(wc -l <task.out) = 2 &&
 	! grep "^100000$" task.out
 '
-test_expect_success 'broker.sched-slice=0 leaves the kernel default' '
+test_expect_success SCHED_SLICE 'broker.sched-slice=0 leaves the kernel default' '
 	canopy start -n 1 -S broker.sched-slice=0 -- canopy getattr broker.sched-slice >zero.out &&
-	test "$(cat zero.out)" != 100
+	test "$(cat zero.out)" = $(( $(sed -n "s/^se.slice *: *//p" /proc/self/sched) / 1000 ))
 '
 test_expect_success 'a broker.sched-slice out of range is refused' '
 	test_must_fail canopy start -n 1 -S broker.sched-slice=50 -- true 2>slice.err &&

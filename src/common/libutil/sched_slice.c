@@ -1,7 +1,7 @@
 /* sched_slice.c - see sched_slice.h.
  *
- * Design notes: glibc has no wrapper for sched_getattr/sched_setattr and
- * no struct sched_attr, so this file declares the structure as the
+ * Design notes: glibc before 2.41 (Debian 12 has 2.36) has no wrapper for
+ * sched_getattr/sched_setattr and no struct sched_attr, so this file declares the structure as the
  * kernel's UAPI defines its first version (48 bytes; the kernel accepts
  * a structure of any known size) and calls the system calls directly.
  * The attributes are read first and written back with only the slice
@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include "sched_slice.h"
+
+#define SCHED_FLAG_RESET_ON_FORK 0x01
 
 struct slice_attr {
     uint32_t size;
@@ -54,7 +56,8 @@ int sched_slice_set (unsigned long usec)
     }
 #ifdef SYS_sched_setattr
     a.size = sizeof (a);
-    a.sched_flags = 0;
+    a.sched_flags &= SCHED_FLAG_RESET_ON_FORK;  /* an unprivileged thread
+                                                 * may not clear it */
     a.sched_runtime = (uint64_t)usec * 1000;
     return (int)syscall (SYS_sched_setattr, 0, &a, 0);
 #else
@@ -69,5 +72,7 @@ long sched_slice_get (void)
 
     if (get_attr (&a) < 0)
         return -1;
+    if (a.sched_policy != 0 && a.sched_policy != 3)
+        return 0;   /* not a slice (SCHED_DEADLINE: its runtime budget) */
     return (long)(a.sched_runtime / 1000);
 }

@@ -11,9 +11,11 @@
  * application processes keep busy.
  *
  * Both calls act on the calling thread only.  A slice is inherited by the
- * threads and processes the thread creates afterwards: a process that
- * starts other people's programs resets it in the child
- * (sched_slice_set (0)) before exec.
+ * threads and processes the thread creates afterwards (not under
+ * SCHED_RESET_ON_FORK, e.g. `chrt -R`, which the call keeps: then each
+ * new thread starts with the default): a process that starts other
+ * people's programs resets it in the child (sched_slice_set (0)) before
+ * exec.
  *
  * sched_slice_set: usec 0 returns the thread to the kernel's default
  * slice; otherwise usec must be within SCHED_SLICE_MIN_US ..
@@ -26,7 +28,7 @@
  *
  * sched_slice_get: the calling thread's slice in microseconds (the
  * kernel's default one unless it was set), 0 if the kernel does not say
- * (before 6.6, and for a policy other than SCHED_OTHER or SCHED_BATCH),
+ * (before 6.12) or the thread's policy is not SCHED_OTHER or SCHED_BATCH,
  * or -1 with errno.
  */
 #ifndef CANOPY_UTIL_SCHED_SLICE_H

@@ -19,8 +19,9 @@
  * table slot; 8-15x the encoded text: mallinfo2 around treeobj_decode
  * of dirs of 16-1024 entries, jansson 2.14), so a cache counting only
  * the text held up to 15x cache-max.  dirbytes adds
- * OBJCACHE_DECODED_ENTRY_BYTES an entry (of the dir, or of the hdir's
- * own table).
+ * OBJCACHE_DECODED_ENTRY_BYTES for each member of the tree object's data
+ * (a dir's entries; an hdir's few members of its own, its buckets being
+ * other objects).
  * On rank 0 a new version shares its unchanged entries with the old
  * one and each is counted in both: old versions expire sooner, which
  * is the side to err on.
