@@ -62,10 +62,10 @@ test_expect_success '--wrap with a missing program fails the instance (127)' '
 	test_expect_code 127 canopy start -n 1 --wrap=/nonexistent/wrapper true 2>err &&
 	grep "nonexistent" err
 '
-# broker.sched-slice: the broker's threads ask for a short scheduler slice
-# (Linux 6.12 on); what it starts runs with the kernel's default.
-# The kernel takes custom slices from 6.12 on, and says them in
-# /proc/PID/sched: decided apart from the code under test.
+# broker.sched-slice: the broker's threads ask for a short scheduler slice;
+# what it starts runs with the kernel's default.  The kernel takes custom
+# slices from 6.12 on and says them in /proc/PID/sched: the prerequisite is
+# decided apart from the code under test.
 if grep -q "^se.slice" /proc/self/sched 2>/dev/null &&
    uname -r | awk -F. '{ exit !($1 > 6 || ($1 == 6 && $2 >= 12)) }'
 then

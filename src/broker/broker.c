@@ -106,9 +106,7 @@ static int init_sched_slice (struct broker *b)
     uint32_t usec = DEFAULT_SCHED_SLICE_US;
     long now;
 
-    if (s && (parse_uint (s, &usec) < 0
-              || (usec != 0 && (usec < SCHED_SLICE_MIN_US
-                                || usec > SCHED_SLICE_MAX_US)))) {
+    if (s && (parse_uint (s, &usec) < 0 || !sched_slice_valid (usec))) {
         log_msg ("bad attribute broker.sched-slice=%s (0, or %d to %d"
                  " microseconds)", s, SCHED_SLICE_MIN_US, SCHED_SLICE_MAX_US);
         errno = EINVAL;

@@ -1,12 +1,14 @@
 /* sched_slice.c - see sched_slice.h.
  *
- * Design notes: glibc before 2.41 (Debian 12 has 2.36) has no wrapper for
- * sched_getattr/sched_setattr and no struct sched_attr, so this file declares the structure as the
- * kernel's UAPI defines its first version (48 bytes; the kernel accepts
- * a structure of any known size) and calls the system calls directly.
+ * Design notes: glibc before 2.41 (Debian 12 has 2.36) has no wrapper
+ * for sched_getattr/sched_setattr and no struct sched_attr, so this file
+ * declares the structure as the kernel's UAPI defines its first version
+ * (48 bytes; the kernel accepts a structure of any known size) and calls
+ * the system calls directly.
  * The attributes are read first and written back with only the slice
  * changed, so the policy and the nice value stay as they are.
  */
+#include <sched.h>
 #include <string.h>
 #include <errno.h>
 #include <stdint.h>
@@ -27,6 +29,19 @@ struct slice_attr {
     uint64_t sched_period;
 };
 
+/* Whether sched_runtime is this policy's slice (for SCHED_DEADLINE the
+ * same field is its runtime budget).
+ */
+static bool fair (uint32_t policy)
+{
+    return policy == SCHED_OTHER || policy == SCHED_BATCH;
+}
+
+bool sched_slice_valid (unsigned long usec)
+{
+    return usec == 0 || (usec >= SCHED_SLICE_MIN_US && usec <= SCHED_SLICE_MAX_US);
+}
+
 static int get_attr (struct slice_attr *a)
 {
 #ifdef SYS_sched_getattr
@@ -42,15 +57,13 @@ int sched_slice_set (unsigned long usec)
 {
     struct slice_attr a;
 
-    if (usec != 0 && (usec < SCHED_SLICE_MIN_US || usec > SCHED_SLICE_MAX_US)) {
+    if (!sched_slice_valid (usec)) {
         errno = EINVAL;
         return -1;
     }
     if (get_attr (&a) < 0)
         return -1;
-    /* SCHED_OTHER (0), SCHED_BATCH (3) only: for SCHED_DEADLINE the same
-     * field is its runtime budget */
-    if (a.sched_policy != 0 && a.sched_policy != 3) {
+    if (!fair (a.sched_policy)) {
         errno = EINVAL;
         return -1;
     }
@@ -72,7 +85,7 @@ long sched_slice_get (void)
 
     if (get_attr (&a) < 0)
         return -1;
-    if (a.sched_policy != 0 && a.sched_policy != 3)
-        return 0;   /* not a slice (SCHED_DEADLINE: its runtime budget) */
+    if (!fair (a.sched_policy))
+        return 0;
     return (long)(a.sched_runtime / 1000);
 }

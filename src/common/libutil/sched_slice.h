@@ -26,6 +26,9 @@
  * call and ignores the slice: sched_slice_get tells.  Keeps the thread's
  * policy and nice value; no side effects on failure.  Async-signal-safe.
  *
+ * sched_slice_valid: whether usec is a value sched_slice_set takes
+ * (0, or SCHED_SLICE_MIN_US .. SCHED_SLICE_MAX_US).
+ *
  * sched_slice_get: the calling thread's slice in microseconds (the
  * kernel's default one unless it was set), 0 if the kernel does not say
  * (before 6.12) or the thread's policy is not SCHED_OTHER or SCHED_BATCH,
@@ -34,12 +37,15 @@
 #ifndef CANOPY_UTIL_SCHED_SLICE_H
 #define CANOPY_UTIL_SCHED_SLICE_H
 
+#include <stdbool.h>
+
 enum {
     SCHED_SLICE_MIN_US = 100,
     SCHED_SLICE_MAX_US = 100000,
 };
 
 int sched_slice_set (unsigned long usec);
+bool sched_slice_valid (unsigned long usec);
 long sched_slice_get (void);
 
 #endif

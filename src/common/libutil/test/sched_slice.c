@@ -18,6 +18,11 @@
 
 static void test_range (void **state)
 {
+    assert_true (sched_slice_valid (0));
+    assert_true (sched_slice_valid (SCHED_SLICE_MIN_US));
+    assert_true (sched_slice_valid (SCHED_SLICE_MAX_US));
+    assert_false (sched_slice_valid (SCHED_SLICE_MIN_US - 1));
+    assert_false (sched_slice_valid (SCHED_SLICE_MAX_US + 1));
     errno = 0;
     assert_int_equal (sched_slice_set (SCHED_SLICE_MIN_US - 1), -1);
     assert_int_equal (errno, EINVAL);
