@@ -145,6 +145,59 @@ static void test_declined (void **state)
     assert_int_equal (treeobj_dir_scan (ok, strlen (ok), "a", NULL, &vlen), -1);
 }
 
+/* The canonical entry forms skipped by their fixed parts (skip_entry):
+ * each accepted with the right value bounds, each near miss skipped by
+ * the general grammar instead (same answer), and bad data inside a
+ * canonical frame still declined.
+ */
+static void test_canonical_entries (void **state)
+{
+    static const char *entries[] = {
+        "{\"data\":\"aGk=\",\"type\":\"val\",\"ver\":1}",
+        "{\"data\":\"\",\"type\":\"val\",\"ver\":1}",
+        "{\"data\":[\"sha256-00\",\"sha256-11\"],\"type\":\"valref\",\"ver\":1}",
+        "{\"data\":[],\"type\":\"valref\",\"ver\":1}",
+        "{\"data\":[\"sha256-22\"],\"type\":\"dirref\",\"ver\":1}",
+        /* near misses: other types, versions, members, order */
+        "{\"data\":\"x\",\"type\":\"symlink\",\"ver\":1}",
+        "{\"data\":\"x\",\"type\":\"val\",\"ver\":2}",
+        "{\"data\":\"x\",\"type\":\"val\",\"ver\":1,\"more\":{}}",
+        "{\"data\":\"x\",\"type\":\"val\"}",
+        "{\"data\":[\"a\"],\"type\":\"dirref\",\"ver\":10}",
+        "{\"data\":{\"a\":[1]},\"type\":\"val\",\"ver\":1}",
+        "{\"data\":1,\"type\":\"val\",\"ver\":1}",
+        "{\"data\":",
+        "{\"type\":\"val\",\"data\":\"x\",\"ver\":1}",
+    };
+    int n = (int)(sizeof (entries) / sizeof (entries[0]));
+    char text[4096];
+    size_t off, vlen;
+    (void)state;
+
+    for (int i = 0; i < n; i++) {
+        bool complete = i != 12;
+        snprintf (text, sizeof (text),
+                  "{\"data\":{\"a\":%s,\"b\":%s},\"type\":\"dir\",\"ver\":1}",
+                  entries[i], entries[0]);
+        if (!complete) {
+            expect_decline (text, "b");
+            continue;
+        }
+        assert_int_equal (treeobj_dir_scan (text, strlen (text), "a", &off, &vlen), 1);
+        assert_int_equal (vlen, strlen (entries[i]));
+        assert_memory_equal (text + off, entries[i], vlen);
+        assert_int_equal (treeobj_dir_scan (text, strlen (text), "b", &off, &vlen), 1);
+        assert_int_equal (vlen, strlen (entries[0]));
+    }
+    /* bad bytes inside a canonical frame */
+    expect_decline ("{\"data\":{\"a\":{\"data\":\"a\x01\",\"type\":\"val\",\"ver\":1}},"
+                    "\"type\":\"dir\",\"ver\":1}", "b");
+    expect_decline ("{\"data\":{\"a\":{\"data\":[\"x\",],\"type\":\"valref\",\"ver\":1}},"
+                    "\"type\":\"dir\",\"ver\":1}", "b");
+    expect_decline ("{\"data\":{\"a\":{\"data\":\"x\",\"type\":\"val\",\"ver\":1},"
+                    "\"type\":\"dir\",\"ver\":1}", "b");
+}
+
 static void test_duplicate (void **state)
 {
     const char *enc = "{\"data\":{\"a\":{\"data\":{\"target\":\"x\"},\"type\":\"symlink\",\"ver\":1},"
@@ -303,6 +356,7 @@ int main (void)
         cmocka_unit_test (test_random_dirs),
         cmocka_unit_test (test_empty),
         cmocka_unit_test (test_declined),
+        cmocka_unit_test (test_canonical_entries),
         cmocka_unit_test (test_duplicate),
         cmocka_unit_test (test_damaged),
         cmocka_unit_test (test_special_bytes),
