@@ -339,6 +339,28 @@ int canopy_msg_set_payload (canopy_msg_t *msg, const void *data, size_t size)
     return 0;
 }
 
+void *canopy_msg_payload_reserve (canopy_msg_t *msg, size_t size)
+{
+    struct msg_pbuf *pb;
+
+    if (!msg || size == 0) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (size > CANOPY_MSG_SIZE_MAX) {
+        errno = EMSGSIZE;
+        return NULL;
+    }
+    if (!(pb = pbuf_create (size))) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    clear_payload (msg);
+    pbuf_attach (msg, pb, pb->data, size);
+    msg->flags |= CANOPY_MSGFLAG_PAYLOAD;
+    return pb->data;
+}
+
 int canopy_msg_share_payload (canopy_msg_t *msg, const canopy_msg_t *src,
                               size_t offset)
 {

@@ -327,6 +327,19 @@ canopy_future_t *canopy_rpc_pack (canopy_t *h,
     return rpc_send_msg (h, msg, nodeid, flags);
 }
 
+canopy_msg_t *canopy_rpc_raw_request (const char *topic)
+{
+    canopy_msg_t *msg;
+
+    if (!(msg = request_create (topic)))
+        return NULL;
+    if (canopy_msg_set_flag (msg, CANOPY_MSGFLAG_RAW, true) < 0) {
+        canopy_msg_decref (msg);
+        return NULL;
+    }
+    return msg;
+}
+
 canopy_future_t *canopy_rpc_raw (canopy_t *h,
                                  const char *topic,
                                  const void *data,

@@ -64,19 +64,30 @@ static char *header_text (json_t *fences, const blobtab_t *blobs, size_t *hlenp)
     return s;
 }
 
-int kvs_frame_encode (json_t *fences, const blobtab_t *blobs,
-                      const void *body, size_t bodylen, size_t max,
-                      void **bufp, size_t *lenp)
+/* Where the frame is written: a malloc'd buffer, or a message's payload. */
+typedef void *(*frame_alloc_f)(size_t total, void *arg);
+
+static void *alloc_malloc (size_t total, void *arg)
+{
+    (void)arg;
+    return malloc (total + 1);
+}
+
+static void *alloc_payload (size_t total, void *arg)
+{
+    return canopy_msg_payload_reserve (arg, total);
+}
+
+static int frame_write (json_t *fences, const blobtab_t *blobs,
+                        const void *body, size_t bodylen, size_t max,
+                        frame_alloc_f alloc, void *arg,
+                        void **bufp, size_t *lenp)
 {
     char *s = NULL;
     uint8_t *buf, *p;
     size_t hlen, total;
     int n = blobtab_count (blobs);
 
-    if (!json_is_array (fences) || !bufp || !lenp || (bodylen > 0 && !body)) {
-        errno = EINVAL;
-        return -1;
-    }
     if (!(s = header_text (fences, blobs, &hlen))) {
         errno = ENOMEM;
         return -1;
@@ -87,9 +98,10 @@ int kvs_frame_encode (json_t *fences, const blobtab_t *blobs,
         errno = EFBIG;
         return -1;
     }
-    if (!(buf = malloc (total + 1))) {
+    if (!(buf = alloc (total, arg))) {
+        int e = errno == EMSGSIZE ? EFBIG : ENOMEM;
         free (s);
-        errno = ENOMEM;
+        errno = e;
         return -1;
     }
     buf[0] = hlen >> 24;
@@ -113,6 +125,33 @@ int kvs_frame_encode (json_t *fences, const blobtab_t *blobs,
     *bufp = buf;
     *lenp = total;
     return 0;
+}
+
+int kvs_frame_encode (json_t *fences, const blobtab_t *blobs,
+                      const void *body, size_t bodylen, size_t max,
+                      void **bufp, size_t *lenp)
+{
+    if (!json_is_array (fences) || !bufp || !lenp || (bodylen > 0 && !body)) {
+        errno = EINVAL;
+        return -1;
+    }
+    return frame_write (fences, blobs, body, bodylen, max, alloc_malloc, NULL,
+                        bufp, lenp);
+}
+
+int kvs_frame_encode_msg (json_t *fences, const blobtab_t *blobs,
+                          const void *body, size_t bodylen, size_t max,
+                          canopy_msg_t *msg)
+{
+    void *buf;
+    size_t len;
+
+    if (!json_is_array (fences) || !msg || (bodylen > 0 && !body)) {
+        errno = EINVAL;
+        return -1;
+    }
+    return frame_write (fences, blobs, body, bodylen, max, alloc_payload, msg,
+                        &buf, &len);
 }
 
 int kvs_frame_header (const void *buf, size_t len, const char *what,

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <jansson.h>
 #include <canopy/types.h>
+#include <canopy/message.h>
 #include "blobtab.h"
 
 /* Encode 'fences' (borrowed), 'body' (bodylen bytes, may be NULL if 0)
@@ -27,6 +28,14 @@
 int kvs_frame_encode (json_t *fences, const blobtab_t *blobs,
                       const void *body, size_t bodylen, size_t max,
                       void **bufp, size_t *lenp);
+/* The same frame written straight into msg's payload
+ * (canopy_msg_payload_reserve), which it replaces: no second copy of a
+ * large frame on its way out.  Returns 0, or -1 with EINVAL, EFBIG or
+ * ENOMEM, msg unchanged.
+ */
+int kvs_frame_encode_msg (json_t *fences, const blobtab_t *blobs,
+                          const void *body, size_t bodylen, size_t max,
+                          canopy_msg_t *msg);
 
 /* Read the frame's header: *hdrp (a new reference the caller drops)
  * holds *fencesp and *tablep (both arrays, borrowed from *hdrp); *offp is

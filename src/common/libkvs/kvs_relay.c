@@ -378,3 +378,13 @@ int kvs_relay_enc_finish (kvs_relay_enc_t *e, void **bufp, size_t *lenp)
     return kvs_frame_encode (e->fences, e->blobs, e->text.data, e->text.len,
                              e->max, bufp, lenp);
 }
+
+int kvs_relay_enc_finish_msg (kvs_relay_enc_t *e, canopy_msg_t *msg)
+{
+    if (!e || !msg) {
+        errno = EINVAL;
+        return -1;
+    }
+    return kvs_frame_encode_msg (e->fences, e->blobs, e->text.data, e->text.len,
+                                 e->max, msg);
+}

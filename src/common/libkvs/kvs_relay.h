@@ -34,6 +34,7 @@
 #include <stdbool.h>
 #include <jansson.h>
 #include <canopy/types.h>
+#include <canopy/message.h>
 #include "blobtab.h"
 
 /* A growing run of ops text and the number of operations in it. */
@@ -101,6 +102,10 @@ int kvs_relay_enc_add (kvs_relay_enc_t *e, const struct kvs_relay_fence *f,
  * (CANOPY_MSG_SIZE_MAX unless set lower), ENOMEM.
  */
 int kvs_relay_enc_finish (kvs_relay_enc_t *e, void **buf, size_t *len);
+/* The same, written straight into msg's payload (kvs_frame_encode_msg),
+ * which it replaces; msg is unchanged on failure.
+ */
+int kvs_relay_enc_finish_msg (kvs_relay_enc_t *e, canopy_msg_t *msg);
 /* Lower the size limit of this message (0: CANOPY_MSG_SIZE_MAX). */
 void kvs_relay_enc_set_max (kvs_relay_enc_t *e, size_t max);
 /* Upper bounds, to fill messages without overflowing them: the size

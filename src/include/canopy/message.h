@@ -93,6 +93,15 @@ const char *canopy_msg_get_topic (const canopy_msg_t *msg);
 int canopy_msg_set_payload (canopy_msg_t *msg, const void *data, size_t size);
 /* Takes ownership of malloc'd data, even on failure. */
 int canopy_msg_set_payload_nocopy (canopy_msg_t *msg, void *data, size_t size);
+/* Give msg a new payload of 'size' bytes (1 to CANOPY_MSG_SIZE_MAX) for
+ * the caller to fill in place, replacing any payload: a large payload
+ * built straight into the message instead of built, then copied by
+ * set_payload.  The bytes are the message's; fill them before the message
+ * is sent or copied and do not change them after.  Returns the buffer (a
+ * NUL follows its size bytes), or NULL with errno EINVAL, EMSGSIZE or
+ * ENOMEM, msg unchanged.
+ */
+void *canopy_msg_payload_reserve (canopy_msg_t *msg, size_t size);
 /* Make src's payload from byte 'offset' on the payload of msg, without
  * copying when src's buffer is shared (a payload received, copied or set
  * with set_payload): both messages then hold the one buffer, whose bytes

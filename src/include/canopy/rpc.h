@@ -44,6 +44,11 @@ canopy_future_t *canopy_rpc_raw (canopy_t *h,
                                  size_t size,
                                  uint32_t nodeid,
                                  int flags);
+/* A new request for 'topic' marked as carrying raw bytes, with no payload
+ * yet: give it one to fill in place (canopy_msg_payload_reserve), send it
+ * with canopy_rpc_message, then drop it.  NULL with errno EINVAL or ENOMEM.
+ */
+canopy_msg_t *canopy_rpc_raw_request (const char *topic);
 /* Send a prepared request message (topic and payload already set). */
 canopy_future_t *canopy_rpc_message (canopy_t *h,
                                      const canopy_msg_t *msg,

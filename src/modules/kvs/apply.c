@@ -730,12 +730,17 @@ static int store_all (struct round *rd, bool wait)
 {
     struct kvs_ctx *ctx = rd->a->ctx;
     size_t total = 0;
-    uint8_t *buf, *p;
+    uint8_t *buf = NULL, *p;
+    canopy_msg_t *msg;
     canopy_future_t *f;
 
+    /* the blobs are written straight into the request (no second copy) */
     foreach_new_blob (rd, size_blob, &total);
-    if (!(buf = malloc (total + 1)))
+    if (!(msg = canopy_rpc_raw_request ("content.store-local"))
+        || (total > 0 && !(buf = canopy_msg_payload_reserve (msg, total)))) {
+        canopy_msg_decref (msg);
         return -1;
+    }
     /* the new directories for rank 0's own readers (shmpub.h): the
      * setroot that makes them reachable comes after
      */
@@ -746,11 +751,11 @@ static int store_all (struct round *rd, bool wait)
         (void)blobtab_at (rd->store, i, &ref, &data, &len);
         shmpub_put (ctx->shm, ref, data, len);
     }
-    p = buf;
-    foreach_new_blob (rd, put_blob, &p);
+    if ((p = buf))
+        foreach_new_blob (rd, put_blob, &p);
     /* We vouch for the refs (we just computed them): no re-hashing. */
-    f = canopy_rpc_raw (ctx->h, "content.store-local", buf, total, CANOPY_NODEID_ANY, 0);
-    free (buf);
+    f = canopy_rpc_message (ctx->h, msg, CANOPY_NODEID_ANY, 0);
+    canopy_msg_decref (msg);
     if (!f)
         return -1;
     if (wait) {

@@ -903,7 +903,8 @@ static int send_relay (struct fence_table *ft, int *ncontent)
 {
     struct kvs_ctx *ctx = ft->ctx;
     kvs_relay_enc_t *enc;
-    void *buf = NULL;
+    canopy_msg_t *msg = NULL;
+    const void *buf;
     size_t len = 0;
     canopy_future_t *fut;
     int e;
@@ -916,10 +917,13 @@ static int send_relay (struct fence_table *ft, int *ncontent)
         *ncontent = 0;
         goto error;
     }
-    if (kvs_relay_enc_finish (enc, &buf, &len) < 0)
-        goto error;
-    if (!(fut = canopy_rpc_raw (ctx->h, "kvs.relay", buf, len,
-                                CANOPY_NODEID_UPSTREAM, 0)))
+    /* encoded straight into the request: a relay of large values is not
+     * copied a second time on its way out
+     */
+    if (!(msg = canopy_rpc_raw_request ("kvs.relay"))
+        || kvs_relay_enc_finish_msg (enc, msg) < 0
+        || canopy_msg_get_payload (msg, &buf, &len) < 0
+        || !(fut = canopy_rpc_message (ctx->h, msg, CANOPY_NODEID_UPSTREAM, 0)))
         goto error;
     if (canopy_future_then (fut, -1, relay_ack_cb, ft) < 0) {
         e = errno;
@@ -930,12 +934,12 @@ static int send_relay (struct fence_table *ft, int *ncontent)
     ft->relay = fut;
     ctx->stats.relays_sent++;
     ctx->stats.relay_bytes += len;
-    free (buf);
+    canopy_msg_decref (msg);
     kvs_relay_enc_destroy (enc);
     return 0;
 error:
     e = errno ? errno : ENOMEM;
-    free (buf);
+    canopy_msg_decref (msg);
     kvs_relay_enc_destroy (enc);
     errno = e;
     return -1;

@@ -361,6 +361,44 @@ static void test_copy (void **state)
  * the others alone; the bytes outlive the original; a payload given
  * with _nocopy is copied once, then shared.
  */
+/* A payload reserved and filled in place is shared by copies like one set
+ * by copy; bad sizes leave the message as it was.
+ */
+static void test_payload_reserve (void **state)
+{
+    canopy_msg_t *msg = canopy_msg_create (CANOPY_MSGTYPE_REQUEST);
+    const void *a, *b;
+    size_t la, lb;
+    char *p;
+
+    assert_int_equal (canopy_msg_set_payload (msg, "old", 3), 0);
+    errno = 0;
+    assert_null (canopy_msg_payload_reserve (msg, 0));
+    assert_int_equal (errno, EINVAL);
+    errno = 0;
+    assert_null (canopy_msg_payload_reserve (msg, (size_t)CANOPY_MSG_SIZE_MAX + 1));
+    assert_int_equal (errno, EMSGSIZE);
+    errno = 0;
+    assert_null (canopy_msg_payload_reserve (NULL, 4));
+    assert_int_equal (errno, EINVAL);
+    assert_int_equal (canopy_msg_get_payload (msg, &a, &la), 0);
+    assert_int_equal (la, 3);
+    assert_memory_equal (a, "old", 3);
+
+    assert_non_null ((p = canopy_msg_payload_reserve (msg, 4)));
+    assert_int_equal (p[4], '\0');
+    memcpy (p, "fill", 4);
+    canopy_msg_t *cpy = canopy_msg_copy (msg, true);
+    assert_int_equal (canopy_msg_get_payload (msg, &a, &la), 0);
+    assert_int_equal (canopy_msg_get_payload (cpy, &b, &lb), 0);
+    assert_ptr_equal (a, p);
+    assert_ptr_equal (b, p);            /* shared, not copied */
+    assert_int_equal (lb, 4);
+    canopy_msg_decref (msg);
+    assert_string_equal (b, "fill");
+    canopy_msg_decref (cpy);
+}
+
 static void test_copy_shares_payload (void **state)
 {
     canopy_msg_t *msg = canopy_msg_create (CANOPY_MSGTYPE_EVENT);
@@ -579,6 +617,7 @@ int main (void)
         cmocka_unit_test (test_zmq_nonblock),
         cmocka_unit_test (test_match),
         cmocka_unit_test (test_copy),
+        cmocka_unit_test (test_payload_reserve),
         cmocka_unit_test (test_copy_shares_payload),
         cmocka_unit_test (test_share_payload),
         cmocka_unit_test (test_copies_across_threads),

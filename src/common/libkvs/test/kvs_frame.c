@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include "src/common/libutil/blobref.h"
+#include <canopy/rpc.h>
 #include "src/common/libkvs/kvs_frame.h"
 
 static void test_layout (void **state)
@@ -96,6 +97,42 @@ static void test_foreach (void **state)
     assert_int_equal (errno, EIO);
     assert_non_null (strstr (error.text, ref1));
     json_decref (hdr);
+    free (buf);
+    json_decref (fences);
+    blobtab_destroy (b);
+}
+
+/* Written into a message, the frame is byte for byte the malloc'd one;
+ * the request is raw; errors leave the message as it was.
+ */
+static void test_encode_msg (void **state)
+{
+    json_t *fences = json_pack ("[{s:s}]", "name", "f");
+    blobtab_t *b = blobtab_create ();
+    char ref[80];
+    void *buf;
+    const void *pay;
+    size_t len, plen;
+
+    assert_int_equal (blobtab_add (b, NULL, "BLOB", 4, ref, sizeof (ref)), 1);
+    assert_int_equal (kvs_frame_encode (fences, b, "body", 4, 1 << 20, &buf, &len), 0);
+    canopy_msg_t *msg = canopy_rpc_raw_request ("kvs.relay");
+    assert_non_null (msg);
+    assert_true (canopy_msg_has_flag (msg, CANOPY_MSGFLAG_RAW));
+    assert_int_equal (canopy_msg_set_payload (msg, "old", 3), 0);
+    errno = 0;
+    assert_int_equal (kvs_frame_encode_msg (fences, b, "body", 4, len - 1, msg), -1);
+    assert_int_equal (errno, EFBIG);
+    assert_int_equal (kvs_frame_encode_msg (NULL, b, "body", 4, len, msg), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_int_equal (canopy_msg_get_payload (msg, &pay, &plen), 0);
+    assert_int_equal (plen, 3);
+    assert_int_equal (kvs_frame_encode_msg (fences, b, "body", 4, len, msg), 0);
+    assert_int_equal (canopy_msg_get_payload (msg, &pay, &plen), 0);
+    assert_int_equal (plen, len);
+    assert_memory_equal (pay, buf, len);
+    assert_int_equal (((const char *)pay)[plen], '\0');
+    canopy_msg_decref (msg);
     free (buf);
     json_decref (fences);
     blobtab_destroy (b);
@@ -243,6 +280,7 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_layout),
         cmocka_unit_test (test_foreach),
+        cmocka_unit_test (test_encode_msg),
         cmocka_unit_test (test_encode_errors),
         cmocka_unit_test (test_malformed),
         cmocka_unit_test (test_header_text),
