@@ -105,8 +105,9 @@ struct fence {
     bool was_held;              /* ... it has been held (counted once) */
     double hold_until;          /* ... but not past this (monotime) */
     double last_merge;          /* rank > 0: when 'total' last grew (monotime) */
-    struct kvs_opsbuf ops;      /* merged operations, as text */
-    json_t *parsed;             /* rank 0, once ready: the operations */
+    struct kvs_opsbuf ops;      /* rank > 0: merged operations, as text */
+    json_t *parsed;             /* rank 0: the operations, parsed as each
+                                 * contribution arrives */
     blobtab_t *blobs;
     struct waiter *waiters;
     int nwaiters;
@@ -466,6 +467,40 @@ static int check_refs (json_t *ops, const blobtab_t *blobs)
     return 0;
 }
 
+/* rank 0: parse a contribution's operations as it arrives and add them
+ * to the fence's, checking their valrefs against the blobs merged so far
+ * (its own are).  The last contribution then costs only its own parse:
+ * parsing the 512 operations of a 32-rank fence at once took 0.5 ms on
+ * the path from the last arrival to the new root.  Returns 0, or -1 with
+ * errno EPROTO or ENOMEM, the fence's operations unchanged.
+ */
+static int parse_contribution (struct fence *f, const struct kvs_relay_fence *c)
+{
+    struct kvs_opsbuf view = {
+        .data = (char *)c->ops, .len = c->opslen, .cap = c->opslen, .nops = c->nops,
+    };
+    json_t *ops;
+
+    if (!(ops = kvs_opsbuf_parse (&view)))
+        return -1;
+    if (check_refs (ops, f->blobs) < 0) {
+        json_decref (ops);
+        errno = EPROTO;
+        return -1;
+    }
+    if (!f->parsed) {
+        f->parsed = ops;
+        return 0;
+    }
+    if (json_array_extend (f->parsed, ops) < 0) {
+        json_decref (ops);
+        errno = ENOMEM;
+        return -1;
+    }
+    json_decref (ops);
+    return 0;
+}
+
 static void fail (struct fence_table *ft, struct fence *f, const char *name,
                   int errnum, const char *errstr);
 
@@ -473,14 +508,11 @@ static void check_ready (struct fence_table *ft, struct fence *f)
 {
     if (ft->ctx->rank != 0 || f->failed || f->ready || f->count < f->nprocs)
         return;
-    /* the one parse of the merged operations */
-    if (!(f->parsed = kvs_opsbuf_parse (&f->ops))
-        || check_refs (f->parsed, f->blobs) < 0) {
-        fail (ft, f, f->name, errno == ENOMEM ? ENOMEM : EPROTO,
-              "the merged transaction is malformed");
+    /* the operations were parsed as they came (parse_contribution) */
+    if (!f->parsed && !(f->parsed = json_array ())) {
+        fail (ft, f, f->name, ENOMEM, "out of memory");
         return;
     }
-    kvs_opsbuf_clear (&f->ops);
     f->ready = true;
     f->ready_rt = walltime ();
     tstat_push (&ft->ctx->timing.fence_wait, (monotime () - f->created) * 1e6);
@@ -613,10 +645,17 @@ static void merge (struct fence_table *ft, const struct kvs_relay_fence *c,
         goto add_waiter;
     }
     if (c->nops > 0) {
-        if (f->ops.nops + (long)c->nops > 10000000
+        long have = ctx->rank == 0 ? (long)json_array_size (f->parsed) : f->ops.nops;
+        if (have + (long)c->nops > 10000000
             || merge_blobs (f, refs, blobs) < 0
-            || kvs_opsbuf_append_text (&f->ops, c->ops, c->opslen, c->nops) < 0) {
+            || (ctx->rank > 0
+                && kvs_opsbuf_append_text (&f->ops, c->ops, c->opslen, c->nops) < 0)) {
             fail (ft, f, name, E2BIG, "transaction too large");
+            goto add_waiter;
+        }
+        if (ctx->rank == 0 && parse_contribution (f, c) < 0) {
+            fail (ft, f, name, errno == ENOMEM ? ENOMEM : EPROTO,
+                  "the merged transaction is malformed");
             goto add_waiter;
         }
     }

@@ -441,6 +441,67 @@ static void deliver (struct kvsenv *env, json_t *ev)
                    json_object_get (ev, "errors"), 1, "sha256-x");
 }
 
+/* Rank 0 gets a child's relay of one contribution to 'name' with the
+ * operations text 'ops' (nops of them).
+ */
+static void relay_to_rank0 (struct kvsenv *env, const char *name, int nprocs,
+                            const char *ops, int nops)
+{
+    struct kvs_relay_fence c = {
+        .name = name, .nprocs = nprocs, .count = 1, .userid = -1, .errstr = "",
+        .nops = nops, .ops = ops, .opslen = strlen (ops),
+    };
+    kvs_relay_enc_t *enc = kvs_relay_enc_create ();
+    blobtab_t *none = blobtab_create ();
+    canopy_msg_t *msg = canopy_rpc_raw_request ("kvs.relay");
+    assert_non_null (enc);
+    assert_non_null (msg);
+    assert_int_equal (kvs_relay_enc_add (enc, &c, none), 0);
+    assert_int_equal (kvs_relay_enc_finish_msg (enc, msg), 0);
+    assert_int_equal (canopy_msg_set_matchtag (msg, 99), 0);
+    assert_int_equal (canopy_msg_route_enable (msg), 0);
+    assert_int_equal (canopy_msg_route_push (msg, "1"), 0);
+    fence_relay (env->ctx.fences, msg);
+    canopy_msg_decref (msg);
+    blobtab_destroy (none);
+    kvs_relay_enc_destroy (enc);
+}
+
+/* Rank 0 parses each contribution as it arrives: the operations are
+ * those of every contribution in arrival order, and a malformed one
+ * fails the fence at once, before its other participants are in.
+ */
+static void test_rank0_parse_on_arrival (void **state)
+{
+    struct kvsenv *env = setup (0);
+    struct ready_fence *rf[2];
+    json_t *ev;
+    const char *errstr;
+
+    join (env, 1, "0:c1", "p", 3, "a", "1", 1);
+    relay_to_rank0 (env, "p", 3, "[\"b\",{\"data\":\"Mg==\",\"type\":\"val\",\"ver\":1}],"
+                    "[\"c\",{\"data\":\"Mw==\",\"type\":\"val\",\"ver\":1}]", 2);
+    assert_false (fence_have_ready (env->ctx.fences));
+    join (env, 2, "0:c2", "p", 3, "d", "4", 1);
+    assert_int_equal (fence_take_ready (env->ctx.fences, rf, 2), 1);
+    assert_int_equal (json_array_size (rf[0]->ops), 4);
+    const char *want[] = { "a", "b", "c", "d" };
+    for (int i = 0; i < 4; i++)
+        assert_string_equal (json_string_value (json_array_get (json_array_get (rf[0]->ops, i), 0)),
+                             want[i]);
+    ready_fence_free (rf[0]);
+
+    join (env, 3, "0:c3", "q", 3, "a", "1", 1);
+    relay_to_rank0 (env, "q", 3, "[\"b\",{\"data\":", 1);
+    assert_non_null ((ev = take_setroot (env)));   /* failed now, not at the end */
+    assert_int_equal (event_error (ev, "q", &errstr), EPROTO);
+    assert_string_equal (errstr, "the merged transaction is malformed");
+    json_decref (ev);
+    join (env, 4, "0:c4", "q", 3, "d", "4", 1);
+    assert_false (fence_have_ready (env->ctx.fences));
+    teardown (env);
+}
+
 static void test_rank0_ready (void **state)
 {
     struct kvsenv *env = setup (0);
@@ -1015,6 +1076,7 @@ int main (void)
         cmocka_unit_test (test_disagree_disconnect),
         cmocka_unit_test (test_request_errors),
         cmocka_unit_test (test_rank0_ready),
+        cmocka_unit_test (test_rank0_parse_on_arrival),
         cmocka_unit_test (test_rank0_finished),
         cmocka_unit_test (test_rank0_status),
         cmocka_unit_test (test_rank0_limits),
