@@ -28,17 +28,22 @@ static uint32_t get32 (const uint8_t *p)
  * fifth of a 512-value setroot's publication through json_pack and
  * json_dumps.  Returns a malloc'd string (*hlenp bytes), or NULL.
  */
-static char *header_text (json_t *fences, const blobtab_t *blobs, size_t *hlenp)
+static char *header_text (json_t *fences, const char *ftext, size_t flen,
+                          const blobtab_t *blobs, size_t *hlenp)
 {
     static const char pre[] = "{\"fences\":";
     static const char mid[] = ",\"blobs\":[";
     int n = blobtab_count (blobs);
     char *f, *s, *p;
-    size_t flen, size;
+    size_t size;
 
-    if (!(f = json_fast_dumps (fences, JSON_COMPACT)))
+    if (fences) {
+        if (!(f = json_fast_dumps (fences, JSON_COMPACT)))
+            return NULL;
+        flen = strlen (f);
+    }
+    else if (!(f = strndup (ftext, flen)))
         return NULL;
-    flen = strlen (f);
     /* each entry: ["ref",len], at most BLOBREF_STRLEN + 26 bytes */
     size = sizeof (pre) + flen + sizeof (mid) + (size_t)n * (BLOBREF_STRLEN + 26) + 3;
     if (!(s = malloc (size))) {
@@ -78,7 +83,8 @@ static void *alloc_payload (size_t total, void *arg)
     return canopy_msg_payload_reserve (arg, total);
 }
 
-static int frame_write (json_t *fences, const blobtab_t *blobs,
+static int frame_write (json_t *fences, const char *ftext, size_t flen,
+                        const blobtab_t *blobs,
                         const void *body, size_t bodylen, size_t max,
                         frame_alloc_f alloc, void *arg,
                         void **bufp, size_t *lenp)
@@ -88,7 +94,7 @@ static int frame_write (json_t *fences, const blobtab_t *blobs,
     size_t hlen, total;
     int n = blobtab_count (blobs);
 
-    if (!(s = header_text (fences, blobs, &hlen))) {
+    if (!(s = header_text (fences, ftext, flen, blobs, &hlen))) {
         errno = ENOMEM;
         return -1;
     }
@@ -135,8 +141,20 @@ int kvs_frame_encode (json_t *fences, const blobtab_t *blobs,
         errno = EINVAL;
         return -1;
     }
-    return frame_write (fences, blobs, body, bodylen, max, alloc_malloc, NULL,
-                        bufp, lenp);
+    return frame_write (fences, NULL, 0, blobs, body, bodylen, max, alloc_malloc,
+                        NULL, bufp, lenp);
+}
+
+int kvs_frame_encode_text (const char *fences, size_t flen, const blobtab_t *blobs,
+                           const void *body, size_t bodylen, size_t max,
+                           void **bufp, size_t *lenp)
+{
+    if (!fences || flen == 0 || !bufp || !lenp || (bodylen > 0 && !body)) {
+        errno = EINVAL;
+        return -1;
+    }
+    return frame_write (NULL, fences, flen, blobs, body, bodylen, max, alloc_malloc,
+                        NULL, bufp, lenp);
 }
 
 int kvs_frame_encode_msg (json_t *fences, const blobtab_t *blobs,
@@ -150,8 +168,8 @@ int kvs_frame_encode_msg (json_t *fences, const blobtab_t *blobs,
         errno = EINVAL;
         return -1;
     }
-    return frame_write (fences, blobs, body, bodylen, max, alloc_payload, msg,
-                        &buf, &len);
+    return frame_write (fences, NULL, 0, blobs, body, bodylen, max, alloc_payload,
+                        msg, &buf, &len);
 }
 
 int kvs_frame_header (const void *buf, size_t len, const char *what,

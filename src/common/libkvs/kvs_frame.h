@@ -28,6 +28,14 @@
 int kvs_frame_encode (json_t *fences, const blobtab_t *blobs,
                       const void *body, size_t bodylen, size_t max,
                       void **bufp, size_t *lenp);
+/* The same with the fences given as their JSON text (flen bytes, an
+ * array), written as they are: a transaction whose operations are text
+ * already (kvs_txn.c) is not decoded to be encoded again.  Returns 0, or
+ * -1 with EINVAL, EFBIG or ENOMEM.
+ */
+int kvs_frame_encode_text (const char *fences, size_t flen, const blobtab_t *blobs,
+                           const void *body, size_t bodylen, size_t max,
+                           void **bufp, size_t *lenp);
 /* The same frame written straight into msg's payload
  * (canopy_msg_payload_reserve), which it replaces: no second copy of a
  * large frame on its way out.  Returns 0, or -1 with EINVAL, EFBIG or

@@ -13,6 +13,7 @@
 #include "src/common/libkvs/kvs_txn.h"
 #include "src/common/libkvs/kvs_wire.h"
 #include "src/common/libkvs/treeobj.h"
+#include "src/common/libkvs/kvs_path.h"
 #include "src/common/libutil/blobref.h"
 #include <stdio.h>
 
@@ -155,6 +156,80 @@ static void test_txn_late_hash (void **state)
     kvs_txn_destroy (txn);
 }
 
+/* The operations are kept as text: the encoding decodes to what the
+ * same operations built as tree objects and encoded with jansson give
+ * (every kind of operation, keys that need escapes, values inline, empty
+ * and chunked), and kvs_txn_ops parses back to them.
+ */
+static void test_txn_text_same_as_json (void **state)
+{
+    kvs_txn_t *txn = kvs_txn_create ();
+    json_t *want = json_array ();
+    static char big[70000];
+    const char *keys[] = { "a.b", "q\"uote", "back\\slash", "sl/ash", "til~de", "sp ace" };
+    char ref[BLOBREF_MAX];
+    (void)state;
+
+    memset (big, 'z', sizeof (big));
+    big[100] = 'y';
+    for (int i = 0; i < 6; i++) {
+        char *norm = kvs_path_normalize (keys[i]);
+        assert_non_null (norm);
+        /* inline, empty, chunked (two chunks), unlink, mkdir, symlink */
+        assert_int_equal (kvs_txn_put_raw (txn, keys[i], "v\x01\xff", 3), 0);
+        json_array_append_new (want, json_pack ("[s,o]", norm, treeobj_create_val ("v\x01\xff", 3)));
+        assert_int_equal (kvs_txn_put_raw (txn, keys[i], "", 0), 0);
+        json_array_append_new (want, json_pack ("[s,o]", norm, treeobj_create_val ("", 0)));
+        assert_int_equal (kvs_txn_put_raw (txn, keys[i], big, sizeof (big)), 0);
+        json_t *vr = treeobj_create_valref ();
+        assert_int_equal (blobref_hash (big, 65536, ref, sizeof (ref)), 0);
+        treeobj_append_blobref (vr, ref);
+        assert_int_equal (blobref_hash (big + 65536, sizeof (big) - 65536, ref, sizeof (ref)), 0);
+        treeobj_append_blobref (vr, ref);
+        json_array_append_new (want, json_pack ("[s,o]", norm, vr));
+        assert_int_equal (kvs_txn_unlink (txn, keys[i]), 0);
+        json_array_append_new (want, json_pack ("[s,n]", norm));
+        assert_int_equal (kvs_txn_mkdir (txn, keys[i]), 0);
+        json_array_append_new (want, json_pack ("[s,o]", norm, treeobj_create_dir ()));
+        assert_int_equal (kvs_txn_symlink (txn, keys[i], "t\"x"), 0);
+        json_array_append_new (want, json_pack ("[s,o]", norm, treeobj_create_symlink ("t\"x")));
+        free (norm);
+    }
+    /* refused without a trace: the root takes no value, a bad key */
+    assert_int_equal (kvs_txn_put_raw (txn, ".", "x", 1), -1);
+    assert_int_equal (kvs_txn_put_raw (txn, "a\x01b", "x", 1), -1);
+    assert_int_equal (kvs_txn_count (txn), 36);
+    assert_true (json_equal (kvs_txn_ops (txn), want));
+
+    void *buf;
+    size_t len;
+    assert_int_equal (kvs_txn_encode (txn, "n\"ame", 3, 1, &buf, &len), 0);
+    json_t *fences = json_pack ("[{s:s s:i s:i s:i s:O}]", "name", "n\"ame", "nprocs", 3,
+                                "flags", 1, "count", 1, "ops", want);
+    void *buf2;
+    size_t len2;
+    assert_int_equal (kvs_wire_encode (fences, kvs_txn_blobs (txn), &buf2, &len2), 0);
+    json_t *f1, *f2;
+    blobtab_t *b1, *b2;
+    canopy_error_t error;
+    assert_int_equal (kvs_wire_decode (buf, len, true, &f1, &b1, &error), 0);
+    assert_int_equal (kvs_wire_decode (buf2, len2, true, &f2, &b2, &error), 0);
+    assert_true (json_equal (f1, f2));
+    assert_true (json_equal (f1, fences));
+    assert_int_equal (blobtab_count (b1), 2);
+    assert_int_equal (blobtab_count (b2), 2);
+    assert_int_equal (blobtab_bytes (b1), sizeof (big));
+    json_decref (f1);
+    json_decref (f2);
+    blobtab_destroy (b1);
+    blobtab_destroy (b2);
+    free (buf);
+    free (buf2);
+    json_decref (fences);
+    json_decref (want);
+    kvs_txn_destroy (txn);
+}
+
 static void test_check_op (void **state)
 {
     canopy_error_t error;
@@ -210,6 +285,7 @@ int main (void)
         cmocka_unit_test (test_txn_roundtrip),
         cmocka_unit_test (test_txn_failed_put),
         cmocka_unit_test (test_txn_late_hash),
+        cmocka_unit_test (test_txn_text_same_as_json),
         cmocka_unit_test (test_check_op),
         cmocka_unit_test (test_garbage),
     };
