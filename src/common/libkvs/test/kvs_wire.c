@@ -158,7 +158,7 @@ static void test_txn_late_hash (void **state)
 
 /* The operations are kept as text: the encoding decodes to what the
  * same operations built as tree objects and encoded with jansson give
- * (every kind of operation, keys that need escapes, values inline, empty
+ * (every kind of operation, keys that need escapes or are UTF-8, values inline, empty
  * and chunked), and kvs_txn_ops parses back to them.
  */
 static void test_txn_text_same_as_json (void **state)
@@ -166,7 +166,7 @@ static void test_txn_text_same_as_json (void **state)
     kvs_txn_t *txn = kvs_txn_create ();
     json_t *want = json_array ();
     static char big[70000];
-    const char *keys[] = { "a.b", "q\"uote", "back\\slash", "sl/ash", "til~de", "sp ace" };
+    const char *keys[] = { "a.b", "q\"uote", "back\\slash", "sl/ash", "caf\xc3\xa9.x", "sp ace" };
     char ref[BLOBREF_MAX];
     (void)state;
 
