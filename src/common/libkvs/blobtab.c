@@ -15,6 +15,7 @@ struct blob {
     char ref[BLOBREF_MAX];
     void *data;
     size_t len;
+    bool borrowed;          /* data is another table's (blobtab_merge_borrow) */
 };
 
 struct blobtab {
@@ -43,8 +44,10 @@ void blobtab_destroy (blobtab_t *bt)
 {
     if (bt) {
         int saved_errno = errno;
-        for (int i = 0; i < bt->count; i++)
-            free (bt->v[i].data);
+        for (int i = 0; i < bt->count; i++) {
+            if (!bt->v[i].borrowed)
+                free (bt->v[i].data);
+        }
         free (bt->v);
         hashmap_destroy (bt->map);
         free (bt);
@@ -53,7 +56,8 @@ void blobtab_destroy (blobtab_t *bt)
 }
 
 /* Insert ref -> data (owned) at the end; -1 leaves the table as it was. */
-static int insert (blobtab_t *bt, const char *ref, void *data, size_t len)
+static int insert (blobtab_t *bt, const char *ref, void *data, size_t len,
+                   bool borrowed)
 {
     struct blob *b;
 
@@ -71,6 +75,7 @@ static int insert (blobtab_t *bt, const char *ref, void *data, size_t len)
     strcpy (b->ref, ref);
     b->data = data;
     b->len = len;
+    b->borrowed = borrowed;
     if (hashmap_insert (bt->map, b->ref, (void *)(intptr_t)(bt->count + 1)) < 0)
         return -1;
     bt->count++;
@@ -110,7 +115,7 @@ int blobtab_add (blobtab_t *bt, const char *ref, const void *data, size_t len,
     }
     if (len)
         memcpy (copy, data, len);
-    if (insert (bt, ref, copy, len) < 0) {
+    if (insert (bt, ref, copy, len, false) < 0) {
         free (copy);
         return -1;
     }
@@ -133,7 +138,7 @@ int blobtab_adopt (blobtab_t *bt, const char *ref, void *data, size_t len)
         errno = ENOMEM;
         return -1;
     }
-    return insert (bt, ref, data, len) < 0 ? -1 : 1;
+    return insert (bt, ref, data, len, false) < 0 ? -1 : 1;
 }
 
 void blobtab_truncate (blobtab_t *bt, int count)
@@ -145,7 +150,8 @@ void blobtab_truncate (blobtab_t *bt, int count)
         struct blob *b = &bt->v[--bt->count];
         (void)hashmap_delete (bt->map, b->ref);
         bt->bytes -= b->len;
-        free (b->data);
+        if (!b->borrowed)
+            free (b->data);
     }
     errno = saved_errno;
 }
@@ -209,5 +215,24 @@ int blobtab_at (const blobtab_t *bt, int index, const char **ref,
         *data = bt->v[index].data;
     if (len)
         *len = bt->v[index].len;
+    return 0;
+}
+
+int blobtab_merge_borrow (blobtab_t *bt, const blobtab_t *from)
+{
+    if (!bt || !from) {
+        errno = EINVAL;
+        return -1;
+    }
+    int mark = bt->count;
+    for (int i = 0; i < from->count; i++) {
+        const struct blob *b = &from->v[i];
+        if (hashmap_lookup (bt->map, b->ref))
+            continue;
+        if (insert (bt, b->ref, b->data, b->len, true) < 0) {
+            blobtab_truncate (bt, mark);
+            return -1;
+        }
+    }
     return 0;
 }

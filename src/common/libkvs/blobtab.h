@@ -5,7 +5,9 @@
  * de-duplicated on their way up the tree).  The table owns a copy of every
  * blob's bytes: blobtab_add and blobtab_merge copy, so nothing added
  * depends on the caller's buffer afterwards (decoders of received
- * messages copy too).
+ * messages copy too).  The one exception is blobtab_merge_borrow, for a
+ * table that lives shorter than the ones it borrows from (the relay
+ * encoder's).
  *
  * Errors: -1 with errno EINVAL (bad argument, or a malformed ref: see
  * blobref_validate), ENOENT (blobtab_get of a missing ref), ENOMEM.
@@ -36,6 +38,12 @@ int blobtab_adopt (blobtab_t *bt, const char *ref, void *data, size_t len);
  * merged so far are removed again (bt is as before).
  */
 int blobtab_merge (blobtab_t *bt, const blobtab_t *from);
+/* Merge every blob of 'from' into 'bt' without copying: bt borrows the
+ * bytes, so 'from' must not change or go before bt is destroyed (used by
+ * the relay encoder, which lives only while a relay is built from the
+ * fences' tables).  On error, bt is as before.
+ */
+int blobtab_merge_borrow (blobtab_t *bt, const blobtab_t *from);
 /* Remove the blobs added last, keeping the first 'count' (a count taken
  * earlier with blobtab_count): undoes the additions since then.
  */

@@ -349,7 +349,7 @@ int kvs_relay_enc_add (kvs_relay_enc_t *e, const struct kvs_relay_fence *f,
         memcpy (e->text.data + e->text.len, f->ops, f->opslen);
         e->text.len += f->opslen;
     }
-    if (blobs && blobtab_merge (e->blobs, blobs) < 0) {
+    if (blobs && blobtab_merge_borrow (e->blobs, blobs) < 0) {
         e->text.len = mark;
         goto nomem;
     }

@@ -94,7 +94,9 @@ kvs_relay_enc_t *kvs_relay_enc_create (void);
 void kvs_relay_enc_destroy (kvs_relay_enc_t *e);
 /* f->ops/opslen/nops are the operations; f->refs is ignored: the refs
  * are those of 'blobs' (the fence's own blob set, which is merged into the
- * message's table).
+ * message's table).  The blobs' bytes are borrowed, not copied
+ * (blobtab_merge_borrow): 'blobs' must stay unchanged until the encoder
+ * is finished or destroyed.
  */
 int kvs_relay_enc_add (kvs_relay_enc_t *e, const struct kvs_relay_fence *f,
                        const blobtab_t *blobs);

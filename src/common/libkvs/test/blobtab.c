@@ -189,6 +189,44 @@ static void test_merge_truncate (void **state)
  * the ref is already there, left to the caller on error (no leak under
  * valgrind or ASan either way).
  */
+/* A borrowing merge shares the other table's bytes (no copy), skips
+ * refs it has, undoes itself on truncate without freeing what it borrowed
+ * (the sanitizer build would see a double free), and a table with
+ * borrowed and owned blobs is destroyed cleanly before its lender.
+ */
+static void test_merge_borrow (void **state)
+{
+    blobtab_t *lender = blobtab_create ();
+    blobtab_t *bt = blobtab_create ();
+    char r1[BLOBREF_MAX], r2[BLOBREF_MAX];
+    const void *d, *dl;
+    size_t len;
+    (void)state;
+
+    assert_int_equal (blobtab_add (lender, NULL, "one", 3, r1, sizeof (r1)), 1);
+    assert_int_equal (blobtab_add (lender, NULL, "two", 3, r2, sizeof (r2)), 1);
+    assert_int_equal (blobtab_add (bt, NULL, "one", 3, NULL, 0), 1);   /* owned */
+    assert_int_equal (blobtab_merge_borrow (bt, lender), 0);
+    assert_int_equal (blobtab_count (bt), 2);
+    assert_int_equal (blobtab_bytes (bt), 6);
+    assert_int_equal (blobtab_get (bt, r2, &d, &len), 0);
+    assert_int_equal (blobtab_get (lender, r2, &dl, NULL), 0);
+    assert_ptr_equal (d, dl);                   /* borrowed, not copied */
+    assert_int_equal (blobtab_get (bt, r1, &d, &len), 0);
+    assert_int_equal (blobtab_get (lender, r1, &dl, NULL), 0);
+    assert_ptr_not_equal (d, dl);               /* it had its own */
+    blobtab_truncate (bt, 1);
+    assert_false (blobtab_has (bt, r2));
+    assert_true (blobtab_has (lender, r2));
+    assert_int_equal (blobtab_merge_borrow (bt, lender), 0);
+    assert_int_equal (blobtab_merge_borrow (NULL, lender), -1);
+    assert_int_equal (errno, EINVAL);
+    blobtab_destroy (bt);
+    assert_int_equal (blobtab_get (lender, r2, &dl, &len), 0);
+    assert_memory_equal (dl, "two", 3);
+    blobtab_destroy (lender);
+}
+
 static void test_adopt (void **state)
 {
     blobtab_t *bt = blobtab_create ();
@@ -229,6 +267,7 @@ int main (void)
         cmocka_unit_test (test_given_ref),
         cmocka_unit_test (test_bad_args),
         cmocka_unit_test (test_order_and_growth),
+        cmocka_unit_test (test_merge_borrow),
         cmocka_unit_test (test_merge_truncate),
         cmocka_unit_test (test_adopt),
     };
