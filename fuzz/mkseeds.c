@@ -14,6 +14,7 @@
 #include "src/common/libcanopy/msg_stream.h"
 #include "src/common/libkvs/treeobj.h"
 #include "src/common/libkvs/kvs_wire.h"
+#include "src/common/libkvs/kvs_txn.h"
 #include "src/common/libkvs/blobtab.h"
 #include "src/common/libkvs/blobrecs.h"
 #include "src/common/libutil/blobref.h"
@@ -247,6 +248,23 @@ static void kvs_wire_seeds (void)
     json_decref (fences);
     json_decref (ops);
     blobtab_destroy (blobs);
+    /* the form the client library writes (kvs_wire_scan reads it): inline
+     * values, a valref with its blob, an unlink */
+    kvs_txn_t *txn = kvs_txn_create ();
+    char big[200];
+    memset (big, 'v', sizeof (big));
+    kvs_txn_put_raw (txn, "kap.0.1.0.3", "12345678", 8);
+    kvs_txn_put_raw (txn, "kap.0.1.0.4", big, sizeof (big));
+    kvs_txn_unlink (txn, "old");
+    if (kvs_txn_encode (txn, "kap.0.sync", 32, 0, &buf, &len) == 0) {
+        p = malloc (len + 1);
+        p[0] = 1;
+        memcpy (p + 1, buf, len);
+        put ("kvs_wire", "client-form", p, len + 1);
+        free (p);
+        free (buf);
+    }
+    kvs_txn_destroy (txn);
 }
 
 /* blob records as kvs.prime carries them: none, an empty blob, two */

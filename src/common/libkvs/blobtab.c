@@ -218,6 +218,21 @@ int blobtab_at (const blobtab_t *bt, int index, const char **ref,
     return 0;
 }
 
+int blobtab_borrow (blobtab_t *bt, const char *ref, const void *data, size_t len)
+{
+    if (!bt || !ref || (!data && len > 0)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (blobref_validate (ref) < 0)
+        return -1;
+    if (hashmap_lookup (bt->map, ref))
+        return 0;
+    if (insert (bt, ref, (void *)data, len, true) < 0)
+        return -1;
+    return 1;
+}
+
 int blobtab_merge_borrow (blobtab_t *bt, const blobtab_t *from)
 {
     if (!bt || !from) {

@@ -5,9 +5,9 @@
  * de-duplicated on their way up the tree).  The table owns a copy of every
  * blob's bytes: blobtab_add and blobtab_merge copy, so nothing added
  * depends on the caller's buffer afterwards (decoders of received
- * messages copy too).  The one exception is blobtab_merge_borrow, for a
- * table that lives shorter than the ones it borrows from (the relay
- * encoder's).
+ * messages copy too).  The exceptions are blobtab_merge_borrow and
+ * blobtab_borrow, for a table that lives shorter than what it borrows
+ * from (the relay encoder's; a client request's, kvs_wire_scan.h).
  *
  * Errors: -1 with errno EINVAL (bad argument, or a malformed ref: see
  * blobref_validate), ENOENT (blobtab_get of a missing ref), ENOMEM.
@@ -44,6 +44,12 @@ int blobtab_merge (blobtab_t *bt, const blobtab_t *from);
  * fences' tables).  On error, bt is as before.
  */
 int blobtab_merge_borrow (blobtab_t *bt, const blobtab_t *from);
+/* Add data under ref (syntax checked) without copying it: the table
+ * borrows the bytes, which must stay unchanged until it is destroyed
+ * (kvs_wire_scan's table over a request it only lives as long as).
+ * Returns 1 (added), 0 (already there) or -1, as blobtab_add.
+ */
+int blobtab_borrow (blobtab_t *bt, const char *ref, const void *data, size_t len);
 /* Remove the blobs added last, keeping the first 'count' (a count taken
  * earlier with blobtab_count): undoes the additions since then.
  */

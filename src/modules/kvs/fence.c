@@ -69,6 +69,7 @@
 #include "src/common/libutil/list.h"
 #include "src/common/libutil/monotime.h"
 #include "src/common/libkvs/kvs_wire.h"
+#include "src/common/libkvs/kvs_wire_scan.h"
 #include "src/common/libkvs/kvs_relay.h"
 #include "src/common/libkvs/treeobj.h"
 #include "fence.h"
@@ -681,6 +682,60 @@ add_waiter:
     }
 }
 
+/* The name of a commit: unique across restarts of this broker too. */
+static void commit_name (struct kvs_ctx *ctx, char *name, size_t size)
+{
+    snprintf (name, size, "commit.%u.%llx.%llu", ctx->rank,
+              (unsigned long long)ctx->nonce,
+              (unsigned long long)++ctx->commit_seq);
+}
+
+/* A client transaction kvs_wire_scan reads: merged with its operations'
+ * text as the client wrote it.  Returns 1 (handled: merged or answered),
+ * 0 (declined: take the general path) or -1 (out of memory).
+ */
+static int fence_request_scan (struct fence_table *ft, const canopy_msg_t *msg,
+                               const void *data, size_t len, bool commit,
+                               uint32_t userid)
+{
+    struct kvs_ctx *ctx = ft->ctx;
+    struct kvs_wire_txn txn;
+    blobtab_t *blobs;
+    char name[64];
+    int rc;
+
+    if ((rc = kvs_wire_scan (data, len, true, &txn, &blobs)) <= 0)
+        return rc;
+    if (txn.nops > ctx->limits.max_txn_ops)
+        canopy_respond_error (ctx->h, msg, E2BIG, "too many operations in one transaction");
+    else if (txn.nprocs > ctx->limits.max_nprocs)
+        canopy_respond_error (ctx->h, msg, EINVAL, "fence nprocs is too large");
+    else {
+        struct kvs_relay_fence c = {
+            .name = txn.name,
+            .nprocs = txn.nprocs,
+            .flags = txn.flags,
+            .count = 1,
+            .userid = userid,
+            .errstr = "",
+            .nops = txn.nops,
+            .ops = txn.ops,
+            .opslen = txn.opslen,
+        };
+        if (commit) {
+            commit_name (ctx, name, sizeof (name));
+            c.name = name;
+            c.nprocs = 1;
+            ctx->stats.commits++;
+        }
+        else
+            ctx->stats.fences++;
+        merge (ft, &c, NULL, blobs, msg, userid);
+    }
+    blobtab_destroy (blobs);
+    return 1;
+}
+
 void fence_request (struct fence_table *ft, const canopy_msg_t *msg, bool commit)
 {
     struct kvs_ctx *ctx = ft->ctx;
@@ -697,6 +752,17 @@ void fence_request (struct fence_table *ft, const canopy_msg_t *msg, bool commit
     if (canopy_msg_get_payload (msg, &data, &len) < 0) {
         canopy_respond_error (ctx->h, msg, EPROTO, "cannot read the transaction");
         return;
+    }
+    /* the form clients write, read without JSON values; else the general
+     * path, which also reports what is wrong
+     */
+    switch (fence_request_scan (ft, msg, data, len, commit, userid)) {
+        case 1:
+            return;
+        case -1:
+            canopy_respond_error (ctx->h, msg, ENOMEM,
+                                  "out of memory decoding the transaction");
+            return;
     }
     if (kvs_wire_decode (data, len, true, &fences, &blobs, &error) < 0) {
         int e = errno == ENOMEM ? ENOMEM : EPROTO;
@@ -737,10 +803,7 @@ void fence_request (struct fence_table *ft, const canopy_msg_t *msg, bool commit
     }
     if (commit) {
         char name[64];
-        /* unique across restarts of this broker too */
-        snprintf (name, sizeof (name), "commit.%u.%llx.%llu", ctx->rank,
-                  (unsigned long long)ctx->nonce,
-                  (unsigned long long)++ctx->commit_seq);
+        commit_name (ctx, name, sizeof (name));
         json_object_set_new (c, "name", json_string (name));
         json_object_set_new (c, "nprocs", json_integer (1));
         ctx->stats.commits++;

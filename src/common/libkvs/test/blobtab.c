@@ -194,6 +194,36 @@ static void test_merge_truncate (void **state)
  * (the sanitizer build would see a double free), and a table with
  * borrowed and owned blobs is destroyed cleanly before its lender.
  */
+/* blobtab_borrow: the table points at the caller's bytes; a second add
+ * of the same ref changes nothing; a bad ref or argument is refused.
+ */
+static void test_borrow (void **state)
+{
+    blobtab_t *bt = blobtab_create ();
+    char ref[BLOBREF_MAX];
+    static const char data[] = "borrowed bytes";
+    const void *d;
+    size_t len;
+    (void)state;
+
+    assert_int_equal (blobref_hash (data, 14, ref, sizeof (ref)), 0);
+    assert_int_equal (blobtab_borrow (bt, ref, data, 14), 1);
+    assert_int_equal (blobtab_borrow (bt, ref, "other", 5), 0);
+    assert_int_equal (blobtab_count (bt), 1);
+    assert_int_equal (blobtab_bytes (bt), 14);
+    assert_int_equal (blobtab_get (bt, ref, &d, &len), 0);
+    assert_ptr_equal (d, data);
+    assert_int_equal (len, 14);
+    assert_int_equal (blobtab_borrow (bt, "sha256-xyz", data, 14), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_int_equal (blobtab_borrow (NULL, ref, data, 14), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_int_equal (blobtab_borrow (bt, ref, NULL, 14), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_int_equal (blobtab_count (bt), 1);
+    blobtab_destroy (bt);   /* frees nothing it borrowed (ASan/valgrind) */
+}
+
 static void test_merge_borrow (void **state)
 {
     blobtab_t *lender = blobtab_create ();
@@ -268,6 +298,7 @@ int main (void)
         cmocka_unit_test (test_bad_args),
         cmocka_unit_test (test_order_and_growth),
         cmocka_unit_test (test_merge_borrow),
+        cmocka_unit_test (test_borrow),
         cmocka_unit_test (test_merge_truncate),
         cmocka_unit_test (test_adopt),
     };

@@ -412,6 +412,43 @@ static void test_request_errors (void **state)
     teardown (env);
 }
 
+/* A transaction in a form the client library does not write (the header's
+ * members in another order, an escaped key) is not for kvs_wire_scan: the
+ * general path reads it, and its operations travel on as it meant them.
+ * One in the client's form is relayed with the client's own text.
+ */
+static void test_request_general_form (void **state)
+{
+    struct kvsenv *env = setup (1);
+    static const char hdr[] = "{\"blobs\":[],\"fences\":[{\"ops\":[[\"a\\u0062\","
+        "{\"data\":\"eHk=\",\"type\":\"val\",\"ver\":1}]],\"nprocs\":2,"
+        "\"name\":\"h\",\"flags\":0,\"count\":1}]}";
+    uint8_t buf[sizeof (hdr) + 3];
+    size_t hlen = sizeof (hdr) - 1;
+    canopy_msg_t *msg, *req;
+    kvs_relay_t *r;
+    const struct kvs_relay_fence *c;
+
+    buf[0] = buf[1] = buf[2] = 0;
+    buf[3] = hlen;
+    memcpy (buf + 4, hdr, hlen);
+    msg = fakeh_request ("kvs.fence", 1, "1:c1", buf, 4 + hlen);
+    fence_request (env->ctx.fences, msg, false);
+    canopy_msg_decref (msg);
+    join (env, 2, "1:c2", "h", 2, "c", "3", 1);
+    kvsenv_run (env);
+    assert_non_null ((r = take_relay (env, &req)));
+    assert_non_null ((c = find (r, "h")));
+    assert_int_equal (c->errnum, 0);
+    assert_int_equal (c->count, 2);
+    assert_int_equal (c->nops, 2);
+    assert_non_null (memmem (c->ops, c->opslen, "[\"ab\",", 6));
+    assert_non_null (memmem (c->ops, c->opslen, "[\"c\",", 5));
+    kvs_relay_destroy (r);
+    canopy_msg_decref (req);
+    teardown (env);
+}
+
 /* rank 0 */
 
 static json_t *take_setroot (struct kvsenv *env)
@@ -1075,6 +1112,7 @@ int main (void)
         cmocka_unit_test (test_hold_large),
         cmocka_unit_test (test_disagree_disconnect),
         cmocka_unit_test (test_request_errors),
+        cmocka_unit_test (test_request_general_form),
         cmocka_unit_test (test_rank0_ready),
         cmocka_unit_test (test_rank0_parse_on_arrival),
         cmocka_unit_test (test_rank0_finished),
