@@ -621,7 +621,6 @@ static bool parse_val (const char *e, size_t elen, const char **b64, size_t *ble
  */
 static size_t parse_refs (const char *e, size_t elen, const char *type, const char **refs)
 {
-    char tail[48];
     const char *p;
     size_t n, count = 0;
 
@@ -641,8 +640,10 @@ static size_t parse_refs (const char *e, size_t elen, const char *type, const ch
     }
     p += BLOBREF_STRLEN + 3;
     n -= BLOBREF_STRLEN + 3;
-    snprintf (tail, sizeof (tail), ",\"type\":\"%s\",\"ver\":1}", type);
-    if (n != strlen (tail) || memcmp (p, tail, n) != 0)
+    /* the tail ,"type":"TYPE","ver":1} piece by piece (no snprintf per get) */
+    size_t tlen = strlen (type);
+    if (n != 9 + tlen + 10 || memcmp (p, ",\"type\":\"", 9) != 0
+        || memcmp (p + 9, type, tlen) != 0 || memcmp (p + 9 + tlen, "\",\"ver\":1}", 10) != 0)
         return 0;
     return count;
 }
