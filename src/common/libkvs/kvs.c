@@ -197,8 +197,7 @@ static canopy_future_t *send_txn (canopy_t *h, const char *topic, const char *na
 {
     kvs_txn_t *txn;
     kvs_txn_t *empty = NULL;
-    void *buf;
-    size_t len;
+    canopy_msg_t *msg;
     canopy_future_t *f;
 
     if (!h || !name || !*name || strlen (name) > 255 || nprocs < 1) {
@@ -210,12 +209,17 @@ static canopy_future_t *send_txn (canopy_t *h, const char *topic, const char *na
             return NULL;
         txn = empty;
     }
-    if (kvs_txn_encode (txn, name, nprocs, flags, &buf, &len) < 0) {
+    /* the transaction is written straight into the request */
+    if (!(msg = canopy_rpc_raw_request (topic))
+        || kvs_txn_encode_msg (txn, name, nprocs, flags, msg) < 0) {
+        int saved_errno = errno;
+        canopy_msg_decref (msg);
         kvs_txn_destroy (empty);
+        errno = saved_errno;
         return NULL;
     }
-    f = canopy_rpc_raw (h, topic, buf, len, kvs_target (h), 0);
-    free (buf);
+    f = canopy_rpc_message (h, msg, kvs_target (h), 0);
+    canopy_msg_decref (msg);
     kvs_txn_destroy (empty);
     if (f && !empty)
         kvs_discard (h);    /* sent: start a new transaction */

@@ -157,6 +157,21 @@ int kvs_frame_encode_text (const char *fences, size_t flen, const blobtab_t *blo
                         NULL, bufp, lenp);
 }
 
+int kvs_frame_encode_text_msg (const char *fences, size_t flen, const blobtab_t *blobs,
+                               const void *body, size_t bodylen, size_t max,
+                               canopy_msg_t *msg)
+{
+    void *buf;
+    size_t len;
+
+    if (!fences || flen == 0 || !msg || (bodylen > 0 && !body)) {
+        errno = EINVAL;
+        return -1;
+    }
+    return frame_write (NULL, fences, flen, blobs, body, bodylen, max, alloc_payload,
+                        msg, &buf, &len);
+}
+
 int kvs_frame_encode_msg (json_t *fences, const blobtab_t *blobs,
                           const void *body, size_t bodylen, size_t max,
                           canopy_msg_t *msg)

@@ -44,6 +44,12 @@ int kvs_frame_encode_text (const char *fences, size_t flen, const blobtab_t *blo
 int kvs_frame_encode_msg (json_t *fences, const blobtab_t *blobs,
                           const void *body, size_t bodylen, size_t max,
                           canopy_msg_t *msg);
+/* kvs_frame_encode_text written into msg's payload the same way (a
+ * client's transaction, kvs_txn_encode_msg).
+ */
+int kvs_frame_encode_text_msg (const char *fences, size_t flen, const blobtab_t *blobs,
+                               const void *body, size_t bodylen, size_t max,
+                               canopy_msg_t *msg);
 
 /* Read the frame's header: *hdrp (a new reference the caller drops)
  * holds *fencesp and *tablep (both arrays, borrowed from *hdrp); *offp is

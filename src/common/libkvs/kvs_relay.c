@@ -164,6 +164,14 @@ static int unpack_fence (json_t *o, struct kvs_relay_fence *f)
     return 0;
 }
 
+/* The table borrows each blob from the relay's buffer, as the fences'
+ * ops text does: a hop copies a blob once, into its fence (merge).
+ */
+static int borrow_blob (const char *ref, const void *data, size_t len, void *arg)
+{
+    return blobtab_borrow (arg, ref, data, len) < 0 ? -1 : 0;
+}
+
 kvs_relay_t *kvs_relay_decode (const void *buf, size_t len,
                                canopy_error_t *error)
 {
@@ -201,8 +209,8 @@ kvs_relay_t *kvs_relay_decode (const void *buf, size_t len,
         off += f->opslen;
         r->nfences++;
     }
-    if (kvs_frame_blobs (buf, len, off, table, false, "relay", r->blobs,
-                         error) < 0)
+    if (kvs_frame_foreach_blob (buf, len, off, table, false, "relay", borrow_blob,
+                                r->blobs, error) < 0)
         goto error;
     for (int k = 0; k < r->nfences; k++) {
         json_array_foreach (r->fences[k].refs, i, v) {

@@ -22,9 +22,10 @@
  * length, and every ref; it does not parse the ops text (kvs_opsbuf_parse
  * does, on rank 0).  Malformed input is EPROTO with text in *error.
  *
- * Ownership: a decoded kvs_relay_t copies the blobs into its own table,
- * but each fence's ops text points into the buffer given to
- * kvs_relay_decode: the buffer must outlive the kvs_relay_t.
+ * Ownership: a decoded kvs_relay_t points into the buffer given to
+ * kvs_relay_decode, for each fence's ops text and for every blob of its
+ * table (blobtab_borrow: no copy until a fence merges them): the buffer
+ * must outlive the kvs_relay_t.
  */
 #ifndef CANOPY_KVS_RELAY_H
 #define CANOPY_KVS_RELAY_H

@@ -391,24 +391,24 @@ const blobtab_t *kvs_txn_blobs (kvs_txn_t *txn)
     return resolve_pending (txn) < 0 ? NULL : txn->blobs;
 }
 
-int kvs_txn_encode (kvs_txn_t *txn, const char *name, int nprocs, int flags,
-                    void **buf, size_t *len)
+/* The header's "fences" text, [{"name":N,"nprocs":P,"flags":F,"count":1,
+ * "ops":[TEXT]}]: the operations are text already, the rest is encoded
+ * without them.  Returns 0 with f filled (the caller frees f->s), or -1.
+ */
+static int fences_text (kvs_txn_t *txn, const char *name, int nprocs, int flags,
+                        struct strbuf *f)
 {
     json_t *fences;
     char *head = NULL;
-    struct strbuf f = { 0 };
     size_t hlen;
     int rc = -1;
 
-    if (!txn || !name || nprocs < 1 || !buf || !len) {
+    if (!txn || !name || nprocs < 1) {
         errno = EINVAL;
         return -1;
     }
     if (resolve_pending (txn) < 0)
         return -1;
-    /* [{"name":N,"nprocs":P,"flags":F,"count":1,"ops":[TEXT]}]: the
-     * operations are text already, the rest is encoded without them
-     */
     if (!(fences = json_pack ("[{s:s s:i s:i s:i}]", "name", name,
                               "nprocs", nprocs, "flags", flags, "count", 1))) {
         errno = EINVAL;     /* a name that is not UTF-8 */
@@ -416,18 +416,54 @@ int kvs_txn_encode (kvs_txn_t *txn, const char *name, int nprocs, int flags,
     }
     if (!(head = json_fast_dumps (fences, JSON_COMPACT))
         || (hlen = strlen (head)) < 2
-        || strbuf_put (&f, head, hlen - 2) < 0
-        || strbuf_put (&f, ",\"ops\":[", 8) < 0
-        || (txn->text.len > 0 && strbuf_put (&f, txn->text.s, txn->text.len) < 0)
-        || strbuf_put (&f, "]}]", 3) < 0) {
+        || strbuf_put (f, head, hlen - 2) < 0
+        || strbuf_put (f, ",\"ops\":[", 8) < 0
+        || (txn->text.len > 0 && strbuf_put (f, txn->text.s, txn->text.len) < 0)
+        || strbuf_put (f, "]}]", 3) < 0) {
+        free (f->s);
+        f->s = NULL;
         errno = ENOMEM;
         goto done;
     }
-    rc = kvs_frame_encode_text (f.s, f.len, txn->blobs, NULL, 0, CANOPY_MSG_SIZE_MAX,
-                                buf, len);
+    rc = 0;
 done:
-    free (f.s);
     free (head);
     json_decref (fences);
+    return rc;
+}
+
+int kvs_txn_encode (kvs_txn_t *txn, const char *name, int nprocs, int flags,
+                    void **buf, size_t *len)
+{
+    struct strbuf f = { 0 };
+    int rc;
+
+    if (!buf || !len) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (fences_text (txn, name, nprocs, flags, &f) < 0)
+        return -1;
+    rc = kvs_frame_encode_text (f.s, f.len, txn->blobs, NULL, 0, CANOPY_MSG_SIZE_MAX,
+                                buf, len);
+    free (f.s);
+    return rc;
+}
+
+int kvs_txn_encode_msg (kvs_txn_t *txn, const char *name, int nprocs, int flags,
+                        canopy_msg_t *msg)
+{
+    struct strbuf f = { 0 };
+    int rc;
+
+    if (!msg) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (fences_text (txn, name, nprocs, flags, &f) < 0)
+        return -1;
+    rc = kvs_frame_encode_text_msg (f.s, f.len, txn->blobs, NULL, 0,
+                                    CANOPY_MSG_SIZE_MAX, msg);
+    free (f.s);
     return rc;
 }

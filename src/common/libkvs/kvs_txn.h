@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <jansson.h>
+#include <canopy/message.h>
 #include "blobtab.h"
 
 typedef struct kvs_txn kvs_txn_t;
@@ -32,8 +33,15 @@ size_t kvs_txn_bytes (const kvs_txn_t *txn);
 /* borrowed */
 json_t *kvs_txn_ops (kvs_txn_t *txn);
 const blobtab_t *kvs_txn_blobs (kvs_txn_t *txn);
-/* Encode as one fence contribution (kvs_wire.h format). */
+/* Encode as one fence contribution (kvs_wire.h format): into a malloc'd
+ * buffer, or straight into msg's payload (replaced; no second copy of the
+ * blobs on the way out).  Returns 0, or -1 with errno EINVAL (bad
+ * arguments, a name that is not UTF-8), EFBIG (over the message size
+ * limit) or ENOMEM; on failure msg is unchanged.
+ */
 int kvs_txn_encode (kvs_txn_t *txn, const char *name, int nprocs, int flags,
                     void **buf, size_t *len);
+int kvs_txn_encode_msg (kvs_txn_t *txn, const char *name, int nprocs, int flags,
+                        canopy_msg_t *msg);
 
 #endif

@@ -101,6 +101,14 @@ static void test_roundtrip (void **state)
     assert_int_equal (kvs_relay_count (r), 3);
     /* the shared blob travels once */
     assert_int_equal (blobtab_count (kvs_relay_blobs (r)), 2);
+    /* and is read in place: the table borrows the relay's bytes */
+    for (int k = 0; k < 2; k++) {
+        const void *d;
+        size_t dlen;
+        assert_int_equal (blobtab_at (kvs_relay_blobs (r), k, NULL, &d, &dlen), 0);
+        assert_true ((const char *)d >= (const char *)buf
+                     && (const char *)d + dlen <= (const char *)buf + len);
+    }
     const struct kvs_relay_fence *f = kvs_relay_fence (r, 0);
     assert_string_equal (f->name, "f1");
     assert_int_equal (f->nprocs, 4);

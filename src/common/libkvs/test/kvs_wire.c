@@ -161,6 +161,40 @@ static void test_txn_late_hash (void **state)
  * (every kind of operation, keys that need escapes or are UTF-8, values inline, empty
  * and chunked), and kvs_txn_ops parses back to them.
  */
+/* kvs_txn_encode_msg writes into a request the bytes kvs_txn_encode
+ * returns; a failure leaves the message as it was.
+ */
+static void test_txn_encode_msg (void **state)
+{
+    kvs_txn_t *txn = kvs_txn_create ();
+    char big[3000];
+    void *buf;
+    size_t len, plen;
+    const void *payload;
+    canopy_msg_t *msg = canopy_msg_create (CANOPY_MSGTYPE_REQUEST);
+    (void)state;
+
+    memset (big, 'm', sizeof (big));
+    assert_int_equal (kvs_txn_put_raw (txn, "a", "small", 5), 0);
+    assert_int_equal (kvs_txn_put_raw (txn, "b", big, sizeof (big)), 0);
+    assert_int_equal (kvs_txn_unlink (txn, "c"), 0);
+    assert_non_null (msg);
+    assert_int_equal (kvs_txn_encode_msg (txn, "f", 3, 0, msg), 0);
+    assert_int_equal (kvs_txn_encode (txn, "f", 3, 0, &buf, &len), 0);
+    assert_int_equal (canopy_msg_get_payload (msg, &payload, &plen), 0);
+    assert_int_equal (plen, len);
+    assert_memory_equal (payload, buf, len);
+    free (buf);
+    assert_int_equal (kvs_txn_encode_msg (txn, "f", 0, 0, msg), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_int_equal (kvs_txn_encode_msg (txn, "f", 3, 0, NULL), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_int_equal (canopy_msg_get_payload (msg, &payload, &plen), 0);
+    assert_int_equal (plen, len);
+    canopy_msg_decref (msg);
+    kvs_txn_destroy (txn);
+}
+
 static void test_txn_text_same_as_json (void **state)
 {
     kvs_txn_t *txn = kvs_txn_create ();
@@ -286,6 +320,7 @@ int main (void)
         cmocka_unit_test (test_txn_failed_put),
         cmocka_unit_test (test_txn_late_hash),
         cmocka_unit_test (test_txn_text_same_as_json),
+        cmocka_unit_test (test_txn_encode_msg),
         cmocka_unit_test (test_check_op),
         cmocka_unit_test (test_garbage),
     };
