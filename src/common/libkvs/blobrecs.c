@@ -2,11 +2,14 @@
  *
  * Design notes: blobrecs_foreach walks the buffer twice, once to check
  * every record and once to deliver them, so a receiver never acts on
- * part of a malformed buffer.  The walk needs no allocation: each ref is
+ * part of a malformed buffer.  The second walk reads the records the
+ * first checked (the buffer is the caller's and does not change during
+ * the call): refs are not validated again.  The walk needs no allocation: each ref is
  * copied to a stack buffer to be NUL-terminated for blobref_validate and
  * the callback.
  */
 #include <string.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdint.h>
 #include "src/common/libutil/blobref.h"
@@ -39,7 +42,8 @@ void *blobrecs_put (void *p, const char *ref, const void *data, size_t len)
  * returns the offset past it, or 0 (malformed; errors says why).
  */
 static size_t record (const uint8_t *p, size_t len, size_t off, char *ref,
-                      const void **data, size_t *blen, const char **why)
+                      const void **data, size_t *blen, const char **why,
+                      bool checked)
 {
     uint32_t n;
 
@@ -49,7 +53,7 @@ static size_t record (const uint8_t *p, size_t len, size_t off, char *ref,
     }
     memcpy (ref, p + off, BLOBREF_STRLEN);
     ref[BLOBREF_STRLEN] = '\0';
-    if (blobref_validate (ref) < 0) {
+    if (!checked && blobref_validate (ref) < 0) {
         *why = "a record's blobref is malformed";
         return 0;
     }
@@ -81,7 +85,7 @@ int blobrecs_foreach (const void *buf, size_t len, blobrecs_f fn, void *arg,
         return errprintf (error, "no blob records");
     }
     for (off = 0; off < len; count++) {
-        if (!(off = record (p, len, off, ref, &data, &blen, &why))) {
+        if (!(off = record (p, len, off, ref, &data, &blen, &why, false))) {
             errno = EPROTO;
             return errprintf (error, "blob record %d: %s", count + 1, why);
         }
@@ -89,7 +93,7 @@ int blobrecs_foreach (const void *buf, size_t len, blobrecs_f fn, void *arg,
     if (!fn)
         return count;
     for (off = 0; off < len; ) {
-        off = record (p, len, off, ref, &data, &blen, &why);
+        off = record (p, len, off, ref, &data, &blen, &why, true);
         errno = 0;
         if (fn (ref, data, blen, arg) < 0) {
             if (errno == 0)

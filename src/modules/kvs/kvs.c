@@ -197,10 +197,29 @@ static int prime_blob (const char *ref, const void *data, size_t len, void *arg)
     return 0;
 }
 
-/* kvs.prime's values, for the shared read cache */
-static int publish_value (const char *ref, const void *data, size_t len, void *arg)
+/* One value of a kvs.prime event: into the cache (ranks > 0; rank 0
+ * cached them as it published them, apply.c), left in the event's
+ * payload, and into the shared read cache.  One walk over the records
+ * does both.
+ */
+struct prime_values {
+    struct kvs_ctx *ctx;
+    const canopy_msg_t *msg;
+    int cached;
+    bool failed;
+};
+
+static int prime_value (const char *ref, const void *data, size_t len, void *arg)
 {
-    struct kvs_ctx *ctx = arg;
+    struct prime_values *pv = arg;
+    struct kvs_ctx *ctx = pv->ctx;
+
+    if (ctx->rank > 0 && !pv->failed) {
+        if (objcache_put_raw_shared (ctx->cache, ref, data, len, pv->msg) == 0)
+            pv->cached++;
+        else
+            pv->failed = true;      /* out of memory: logged once */
+    }
     shmpub_put (ctx->shm, ref, data, len);
     return 0;
 }
@@ -311,17 +330,16 @@ static void prime_cb (canopy_t *h, canopy_msg_handler_t *mh,
     }
     if (stamp > 0 && now >= stamp)
         tstat_push (&ctx->timing.prime_lag, (now - stamp) * 1e6);
-    /* rank 0 cached them as it published them (apply.c) */
-    if (ctx->rank > 0) {
-        int n = objcache_put_blobrecs (ctx->cache, msg, off, &error);
-        if (n < 0)
-            canopy_log (h, LOG_ERR, "kvs.prime: %s", error.text);
-        else
-            ctx->stats.primed_values += n;
-    }
-    if (ctx->shm)   /* every record is checked before any is delivered */
-        (void)blobrecs_foreach ((const char *)buf + off, len - off, publish_value,
-                                ctx, NULL);
+    /* every record is checked before any is delivered */
+    struct prime_values pv = { .ctx = ctx, .msg = msg };
+    if ((ctx->rank > 0 || ctx->shm)
+        && blobrecs_foreach ((const char *)buf + off, len - off, prime_value, &pv,
+                             &error) < 0)
+        canopy_log (h, LOG_ERR, "kvs.prime: %s", error.text);
+    if (pv.failed)
+        canopy_log (h, LOG_ERR, "kvs.prime: some values could not be cached: %s",
+                    strerror (ENOMEM));
+    ctx->stats.primed_values += pv.cached;
     if (ctx->prime_version >= 0 && version >= ctx->prime_version)
         prime_release (ctx);
     tstat_push (&ctx->timing.prime_handle, (thread_cputime () - t0) * 1e6);

@@ -370,6 +370,16 @@ int objcache_put_dir_encoded (objcache_t *c, const char *ref, const void *data,
     return put_bytes (c, OBJ_DIR, ref, data, len, owner);
 }
 
+int objcache_put_raw_shared (objcache_t *c, const char *ref, const void *data,
+                             size_t len, const canopy_msg_t *owner)
+{
+    if (!c || !ref || !owner || (!data && len > 0)) {
+        errno = EINVAL;
+        return -1;
+    }
+    return put_bytes (c, OBJ_RAW, ref, data, len, owner);
+}
+
 int objcache_put_raw (objcache_t *c, const char *ref, const void *data, size_t len)
 {
     if (!c || !ref || (!data && len > 0)) {

@@ -88,6 +88,12 @@ int objcache_put_dir_encoded (objcache_t *c, const char *ref, const void *data,
  * Returns how many were cached (or were already), or -1 with EINVAL or
  * EPROTO and a sentence.
  */
+/* One value left in owner's payload as objcache_put_blobrecs leaves each
+ * (data points into that payload; an empty value is copied).  Returns 0
+ * (also if ref is cached already), or -1 with EINVAL or ENOMEM.
+ */
+int objcache_put_raw_shared (objcache_t *c, const char *ref, const void *data,
+                             size_t len, const canopy_msg_t *owner);
 int objcache_put_blobrecs (objcache_t *c, const canopy_msg_t *owner, size_t off,
                            canopy_error_t *error);
 

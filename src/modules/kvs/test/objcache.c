@@ -415,6 +415,24 @@ static void test_shared (void **state)
     errno = 0;
     assert_int_equal (objcache_put_raw (c, NULL, "x", 1), -1);
     assert_int_equal (errno, EINVAL);
+
+    /* one value at a time, as kvs.prime's handler caches them */
+    msg = canopy_msg_create (CANOPY_MSGTYPE_EVENT);
+    assert_non_null (msg);
+    assert_int_equal (canopy_msg_set_payload (msg, "value!", 6), 0);
+    assert_int_equal (canopy_msg_get_payload (msg, &payload, &plen), 0);
+    assert_int_equal (objcache_put_raw_shared (c, ref2, payload, 6, msg), 0);
+    assert_int_equal (objcache_put_raw_shared (c, ref2, payload, 6, msg), 0);
+    assert_int_equal (objcache_put_raw_shared (c, ref3, NULL, 0, msg), 0);
+    canopy_msg_decref (msg);
+    assert_int_equal (objcache_get_raw (c, ref2, &got, &glen), 0);
+    assert_ptr_equal (got, payload);                /* not a copy */
+    assert_int_equal (glen, 6);
+    assert_int_equal (objcache_get_raw (c, ref3, &got, &glen), 0);
+    assert_int_equal (glen, 0);
+    assert_int_equal (objcache_put_raw_shared (c, ref2, payload, 6, NULL), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_int_equal (objcache_clear (c), 2);
     free (enc);
     json_decref (d);
     objcache_destroy (c);
