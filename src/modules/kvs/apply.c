@@ -113,6 +113,22 @@ static int ptrset_add (struct ptrset *ps, const void *p)
     return 0;
 }
 
+struct pick {
+    const char *ref;
+    const void *data;
+    size_t len;
+};
+
+struct picks {
+    size_t max;                 /* kvs.prime-max */
+    size_t left;                /* of this event's share of kvs.prime-values */
+    hashmap_t *seen;
+    struct pick *v;
+    int n;
+    int cap;
+    bool all;
+};
+
 struct round {
     struct applier *a;
     struct ready_fence *fences[MAX_BATCH];
@@ -131,6 +147,12 @@ struct round {
     double t0;                  /* thread CPU time at the start */
     canopy_future_t *store_f;
     bool sync;                  /* a fence asked for KVS_SYNC */
+    bool picked;                /* 'picks' made (prime_pick) */
+    struct picks picks;
+    canopy_msg_t *prime_req;    /* kvs.prime built early (share_prime) */
+    size_t prime_off;           /* its header in the request's payload */
+    void *prime_hdr;            /* a copy of that header (malloc'd) */
+    size_t prime_hlen;
 };
 
 struct applier {
@@ -163,6 +185,9 @@ static void round_destroy (struct round *rd)
     free (rd->parents.v);
     blobtab_destroy (rd->store);
     canopy_future_destroy (rd->store_f);
+    free (rd->picks.v);
+    canopy_msg_decref (rd->prime_req);
+    free (rd->prime_hdr);
     free (rd);
 }
 
@@ -694,11 +719,13 @@ static bool new_value (struct round *rd, int fence, const char *ref,
     return true;
 }
 
-static void foreach_new_blob (struct round *rd, store_blob_f fn, void *arg)
+static void foreach_new_blob (struct round *rd, bool values, store_blob_f fn,
+                              void *arg)
 {
     struct new_blobs nb = { .fn = fn, .arg = arg };
 
-    foreach_value (rd, new_value, &nb);
+    if (values)
+        foreach_value (rd, new_value, &nb);
     for (int i = 0; i < blobtab_count (rd->store); i++) {
         const char *ref;
         const void *data;
@@ -719,23 +746,131 @@ static void put_blob (const char *ref, const void *data, size_t len, void *arg)
     *pp = blobrecs_put (*pp, ref, data, len);
 }
 
+static void prime_pick (struct round *rd, struct picks *pk);
+
+/* Whether the round's new values, in store order, are exactly its picks. */
+struct match {
+    const struct picks *pk;
+    int i;
+    bool ok;
+};
+
+static void match_pick (const char *ref, const void *data, size_t len, void *arg)
+{
+    struct match *m = arg;
+    if (m->i >= m->pk->n || strcmp (m->pk->v[m->i].ref, ref) != 0)
+        m->ok = false;
+    m->i++;
+}
+
+/* A collective round whose new values all go in its kvs.prime event (the
+ * common case: kvs.prime-values is far more than a fence's values) builds
+ * that event's request first, and its content store of the values shares
+ * the event's bytes (canopy_msg_share_payload) instead of copying them
+ * again: with 512 values of 1 KiB, one 512 KiB copy and its page faults
+ * less in rank 0's apply.  Returns that store request (the caller's
+ * reference), with the event kept in rd for publish_prime; or NULL if the
+ * round is not such a round or anything failed (store_all then copies
+ * the values into its own request, as for any other round).
+ */
+static canopy_msg_t *share_prime (struct round *rd)
+{
+    struct kvs_ctx *ctx = rd->a->ctx;
+    struct match m = { .pk = &rd->picks, .i = 0, .ok = true };
+    struct new_blobs nb = { .fn = match_pick, .arg = &m };
+    json_t *one = NULL;
+    canopy_msg_t *req = NULL, *store = NULL;
+    void *hdr = NULL, *buf;
+    size_t hlen = 0, off, total = 0;
+
+    if (!rd->picked) {
+        prime_pick (rd, &rd->picks);
+        rd->picked = true;
+    }
+    if (rd->picks.n == 0 || rd->picks.all)
+        return NULL;
+    foreach_value (rd, new_value, &nb);
+    if (!m.ok || m.i != rd->picks.n)
+        return NULL;
+    for (int i = 0; i < rd->picks.n; i++)
+        total += blobrecs_size (rd->picks.v[i].len);
+    /* the version the round makes (round_finish) */
+    if (!(one = json_pack ("[{s:i s:f}]", "version", ctx->version + 1,
+                           "stamp", monotime ()))
+        || kvs_frame_encode (one, NULL, NULL, 0, SIZE_MAX, &hdr, &hlen) < 0
+        || !(req = canopy_event_pub_create ("kvs.prime", CANOPY_MSGFLAG_RAW,
+                                            hlen + total, &buf, &off)))
+        goto error;
+    uint8_t *p = buf;
+    memcpy (p, hdr, hlen);
+    p += hlen;
+    for (int i = 0; i < rd->picks.n; i++)
+        p = blobrecs_put (p, rd->picks.v[i].ref, rd->picks.v[i].data,
+                          rd->picks.v[i].len);
+    if (!(store = canopy_rpc_raw_request ("content.store-local"))
+        || canopy_msg_share_payload (store, req, off + hlen) < 0)
+        goto error;
+    rd->prime_req = req;
+    rd->prime_off = off;
+    rd->prime_hdr = hdr;
+    rd->prime_hlen = hlen;
+    json_decref (one);
+    return store;
+error:
+    canopy_msg_decref (store);
+    canopy_msg_decref (req);
+    free (hdr);
+    json_decref (one);
+    return NULL;
+}
+
+/* Send a content store the round does not wait for. */
+static int send_store (struct round *rd, canopy_msg_t *msg)
+{
+    struct kvs_ctx *ctx = rd->a->ctx;
+    canopy_future_t *f;
+    struct inflight *in;
+
+    if (!(f = canopy_rpc_message (ctx->h, msg, CANOPY_NODEID_ANY, 0)))
+        return -1;
+    if (!(in = calloc (1, sizeof (*in))) || canopy_future_then (f, -1, inflight_cb, in) < 0) {
+        free (in);
+        canopy_future_destroy (f);
+        return -1;
+    }
+    in->a = rd->a;
+    in->f = f;
+    list_add_tail (&rd->a->stores, &in->node);
+    rd->a->nstores++;
+    return 0;
+}
+
 /* Send every new blob to the content service, in one content.store-local
  * (foreach_new_blob: the values are not merged into a table of the round
- * first, which cost a copy of every value).  Unless 'wait', the round
- * goes on at once: the store travels to the content service over the
- * same FIFO pipes as the setroot event that follows it, so any broker's
- * load of a new object reaches the content service after the store.
+ * first, which cost a copy of every value), or in two when the values
+ * share the kvs.prime event's bytes (share_prime: the values in one, the
+ * new directories in the other).  Unless 'wait', the round goes on at
+ * once: the stores travel to the content service over the same FIFO
+ * pipes as the setroot event that follows them, so any broker's load of
+ * a new object reaches the content service after the store.
  */
 static int store_all (struct round *rd, bool wait)
 {
     struct kvs_ctx *ctx = rd->a->ctx;
     size_t total = 0;
     uint8_t *buf = NULL, *p;
-    canopy_msg_t *msg;
+    canopy_msg_t *msg, *shared = NULL;
     canopy_future_t *f;
 
+    /* a round waited for sends one store, and answers when it is done */
+    if (!wait && (shared = share_prime (rd))) {
+        int rc = send_store (rd, shared);
+        canopy_msg_decref (shared);
+        if (rc < 0)
+            return -1;
+    }
     /* the blobs are written straight into the request (no second copy) */
-    foreach_new_blob (rd, size_blob, &total);
+    foreach_new_blob (rd, !shared, size_blob, &total);
     if (!(msg = canopy_rpc_raw_request ("content.store-local"))
         || (total > 0 && !(buf = canopy_msg_payload_reserve (msg, total)))) {
         canopy_msg_decref (msg);
@@ -752,34 +887,28 @@ static int store_all (struct round *rd, bool wait)
         shmpub_put (ctx->shm, ref, data, len);
     }
     if ((p = buf))
-        foreach_new_blob (rd, put_blob, &p);
+        foreach_new_blob (rd, !shared, put_blob, &p);
     /* We vouch for the refs (we just computed them): no re-hashing. */
+    if (!wait) {
+        int rc = send_store (rd, msg);
+        canopy_msg_decref (msg);
+        if (rc < 0)
+            return -1;
+        for (int i = 0; i < rd->nnewdirs; i++)
+            (void)objcache_put_dir (ctx->cache, rd->newdirs[i].ref, rd->newdirs[i].dir,
+                                    rd->newdirs[i].size);
+        round_finish (rd, 0, NULL);
+        return 0;
+    }
     f = canopy_rpc_message (ctx->h, msg, CANOPY_NODEID_ANY, 0);
     canopy_msg_decref (msg);
     if (!f)
         return -1;
-    if (wait) {
-        if (canopy_future_then (f, -1, store_cb, rd) < 0) {
-            canopy_future_destroy (f);
-            return -1;
-        }
-        rd->store_f = f;
-        return 0;
-    }
-    struct inflight *in = calloc (1, sizeof (*in));
-    if (!in || canopy_future_then (f, -1, inflight_cb, in) < 0) {
-        free (in);
+    if (canopy_future_then (f, -1, store_cb, rd) < 0) {
         canopy_future_destroy (f);
         return -1;
     }
-    in->a = rd->a;
-    in->f = f;
-    list_add_tail (&rd->a->stores, &in->node);
-    rd->a->nstores++;
-    for (int i = 0; i < rd->nnewdirs; i++)
-        (void)objcache_put_dir (ctx->cache, rd->newdirs[i].ref, rd->newdirs[i].dir,
-                                rd->newdirs[i].size);
-    round_finish (rd, 0, NULL);
+    rd->store_f = f;
     return 0;
 }
 
@@ -880,22 +1009,6 @@ static blobtab_t *prime_objects (struct round *rd)
  * announces every value (brokers hold every value load) and the event
  * carries what was picked.
  */
-struct pick {
-    const char *ref;
-    const void *data;
-    size_t len;
-};
-
-struct picks {
-    size_t max;                 /* kvs.prime-max */
-    size_t left;                /* of this event's share of kvs.prime-values */
-    hashmap_t *seen;
-    struct pick *v;
-    int n;
-    int cap;
-    bool all;
-};
-
 static bool pick_value (struct round *rd, int fence, const char *ref,
                         const void *data, size_t len, void *arg)
 {
@@ -1022,25 +1135,37 @@ static canopy_future_t *publish_setroot (struct kvs_ctx *ctx, json_t *names,
 static void publish_prime (struct round *rd, const struct picks *pk)
 {
     struct kvs_ctx *ctx = rd->a->ctx;
-    json_t *one = json_pack ("[{s:i s:f}]", "version", ctx->version,
-                             "stamp", monotime ());
+    json_t *one = NULL;
     canopy_future_t *f = NULL;
     canopy_msg_t *req = NULL;
     size_t total = 0;
     void *hdr = NULL, *buf;
     size_t hlen = 0, off;
 
-    for (int i = 0; i < pk->n; i++)
-        total += blobrecs_size (pk->v[i].len);
-    if (one && kvs_frame_encode (one, NULL, NULL, 0, SIZE_MAX, &hdr, &hlen) == 0
-        && total > 0
-        && (req = canopy_event_pub_create ("kvs.prime", CANOPY_MSGFLAG_RAW,
-                                           hlen + total, &buf, &off))) {
-        uint8_t *p = buf;
-        memcpy (p, hdr, hlen);
-        p += hlen;
+    if (rd->prime_req) {        /* built before the store (share_prime) */
+        req = rd->prime_req;
+        rd->prime_req = NULL;
+        hdr = rd->prime_hdr;
+        rd->prime_hdr = NULL;
+        hlen = rd->prime_hlen;
+        off = rd->prime_off;
+    }
+    else {
+        one = json_pack ("[{s:i s:f}]", "version", ctx->version, "stamp", monotime ());
         for (int i = 0; i < pk->n; i++)
-            p = blobrecs_put (p, pk->v[i].ref, pk->v[i].data, pk->v[i].len);
+            total += blobrecs_size (pk->v[i].len);
+        if (one && kvs_frame_encode (one, NULL, NULL, 0, SIZE_MAX, &hdr, &hlen) == 0
+            && total > 0
+            && (req = canopy_event_pub_create ("kvs.prime", CANOPY_MSGFLAG_RAW,
+                                               hlen + total, &buf, &off))) {
+            uint8_t *p = buf;
+            memcpy (p, hdr, hlen);
+            p += hlen;
+            for (int i = 0; i < pk->n; i++)
+                p = blobrecs_put (p, pk->v[i].ref, pk->v[i].data, pk->v[i].len);
+        }
+    }
+    if (req) {
         f = canopy_event_pub_send (ctx->h, req);
         /* rank 0's lookups of the values are answered from the cache at
          * once (not by a content.load each, nor held until the event
@@ -1101,9 +1226,11 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
      */
     if (any) {
         blobtab_t *dirs = names_ok ? prime_objects (rd) : NULL;
-        struct picks picks;
-        prime_pick (rd, &picks);
-        json_t *announce = prime_announce (&picks);
+        if (!rd->picked) {
+            prime_pick (rd, &rd->picks);
+            rd->picked = true;
+        }
+        json_t *announce = prime_announce (&rd->picks);
         bool prime = announce != NULL;
         canopy_future_t *f = NULL;
         if (names_ok && dirs)
@@ -1135,8 +1262,7 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
          * their bytes (other brokers hold the loads they would start)
          */
         if (names && prime)
-            publish_prime (rd, &picks);
-        free (picks.v);
+            publish_prime (rd, &rd->picks);
         tstat_push (&ctx->timing.setroot_handle, (thread_cputime () - t1) * 1e6);
     }
     json_decref (names);

@@ -22,6 +22,7 @@
 #include "src/common/libutil/base64.h"
 #include "src/common/libkvs/treeobj.h"
 #include "src/common/libkvs/kvs_txn.h"
+#include "src/common/libkvs/blobrecs.h"
 #include "src/modules/kvs/fence.h"
 #include "src/modules/kvs/apply.h"
 #include "src/modules/kvs/lookup.h"
@@ -492,6 +493,42 @@ static void test_fence_priming (void **state)
     assert_true (env->stored_blobs > before);
     assert_memory_equal (get (env, "kap.k1", 0), huge, sizeof (result) - 1);  /* get keeps that much */
     assert_string_equal (get (env, "kap.k2", 0), other);
+    /* every new value of a collective round in its kvs.prime: the event
+     * is built first and the store of the values shares its bytes (two
+     * stores: the values, then the new directories)
+     */
+    char w1[150], w2[160];
+    memset (w1, '1', sizeof (w1) - 1);
+    w1[sizeof (w1) - 1] = '\0';
+    memset (w2, '2', sizeof (w2) - 1);
+    w2[sizeof (w2) - 1] = '\0';
+    submit (env, 12, "s", 2, 0, put (NULL, "kap.s1", w1));
+    submit (env, 13, "s", 2, 0, put (NULL, "kap.s2", w2));
+    kvsenv_run (env);
+    assert_int_equal (fakeh_count (env->fake, CANOPY_MSGTYPE_REQUEST,
+                                   "content.store-local"), 2);
+    const canopy_msg_t *vstore = fakeh_peek (env->fake, CANOPY_MSGTYPE_REQUEST,
+                                             "content.store-local", 0);
+    const canopy_msg_t *dstore = fakeh_peek (env->fake, CANOPY_MSGTYPE_REQUEST,
+                                             "content.store-local", 1);
+    const canopy_msg_t *pub = fakeh_peek_publication (env->fake, "kvs.prime");
+    const void *sp, *pp, *dp;
+    size_t slen, plen, dlen;
+    assert_non_null (vstore);
+    assert_non_null (dstore);
+    assert_non_null (pub);
+    assert_int_equal (canopy_msg_get_payload (vstore, &sp, &slen), 0);
+    assert_int_equal (canopy_msg_get_payload (dstore, &dp, &dlen), 0);
+    assert_int_equal (canopy_msg_get_payload (pub, &pp, &plen), 0);
+    assert_int_equal (slen, blobrecs_size (sizeof (w1) - 1) + blobrecs_size (sizeof (w2) - 1));
+    assert_ptr_equal ((const char *)sp + slen, (const char *)pp + plen);  /* shared */
+    assert_memory_equal ((const char *)sp + blobrecs_size (0), w1, sizeof (w1) - 1);
+    assert_true (dlen > 0 && memchr (dp, '{', dlen));   /* the directories */
+    json_decref (drive (env, 0));
+    assert_int_equal (answer (env, 12, NULL, NULL, 0), 0);
+    assert_int_equal (answer (env, 13, NULL, NULL, 0), 0);
+    assert_string_equal (get (env, "kap.s1", 0), w1);
+    assert_string_equal (get (env, "kap.s2", 0), w2);
     /* a commit (one participant) carries none, nor does prime-values=0 */
     submit (env, 7, NULL, 1, 0, put (NULL, "kap.g", big));
     ev = drive (env, 0);

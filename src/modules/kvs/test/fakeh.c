@@ -173,7 +173,7 @@ canopy_msg_t *fakeh_take (struct fakeh *f, int typemask, const char *glob)
     return NULL;
 }
 
-canopy_msg_t *fakeh_take_publication (struct fakeh *f, const char *topic)
+static struct qent *find_publication (struct fakeh *f, const char *topic, int nth)
 {
     struct list_node *pos;
     size_t tlen = strlen (topic);
@@ -183,10 +183,34 @@ canopy_msg_t *fakeh_take_publication (struct fakeh *f, const char *topic)
         size_t len;
         if (matches (e->msg, CANOPY_MSGTYPE_REQUEST, "event.pub")
             && canopy_msg_get_payload (e->msg, &data, &len) == 0
-            && len > tlen && memcmp (data, topic, tlen + 1) == 0)
-            return q_remove (e);
+            && len > tlen && memcmp (data, topic, tlen + 1) == 0 && nth-- == 0)
+            return e;
     }
     return NULL;
+}
+
+canopy_msg_t *fakeh_take_publication (struct fakeh *f, const char *topic)
+{
+    struct qent *e = find_publication (f, topic, 0);
+    return e ? q_remove (e) : NULL;
+}
+
+const canopy_msg_t *fakeh_peek (struct fakeh *f, int typemask, const char *glob,
+                                int nth)
+{
+    struct list_node *pos;
+    list_for_each (pos, &f->outbox) {
+        struct qent *e = list_entry (pos, struct qent, node);
+        if (matches (e->msg, typemask, glob) && nth-- == 0)
+            return e->msg;
+    }
+    return NULL;
+}
+
+const canopy_msg_t *fakeh_peek_publication (struct fakeh *f, const char *topic)
+{
+    struct qent *e = find_publication (f, topic, 0);
+    return e ? e->msg : NULL;
 }
 
 canopy_msg_t *fakeh_take_response (struct fakeh *f, uint32_t matchtag)

@@ -34,6 +34,13 @@ canopy_msg_t *fakeh_take (struct fakeh *f, int typemask, const char *glob);
  * then the event's payload.
  */
 canopy_msg_t *fakeh_take_publication (struct fakeh *f, const char *topic);
+/* The nth (from 0) message in the outbox matching (as fakeh_take), or
+ * the first publication of 'topic' (as fakeh_take_publication), left
+ * there (borrowed); NULL if none.
+ */
+const canopy_msg_t *fakeh_peek (struct fakeh *f, int typemask, const char *glob,
+                                int nth);
+const canopy_msg_t *fakeh_peek_publication (struct fakeh *f, const char *topic);
 /* The response to the request with this matchtag, removed; NULL if none. */
 canopy_msg_t *fakeh_take_response (struct fakeh *f, uint32_t matchtag);
 /* How many messages in the outbox match (as fakeh_take). */
