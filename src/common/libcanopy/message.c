@@ -34,6 +34,8 @@ bool msg_type_valid (int type)
 
 struct msg_pbuf {
     atomic_int refs;
+    void (*release)(void *arg);     /* bytes elsewhere (external), or NULL */
+    void *arg;
     char data[];
 };
 
@@ -44,6 +46,8 @@ static struct msg_pbuf *pbuf_create (size_t size)
 
     if (pb) {
         atomic_init (&pb->refs, 1);
+        pb->release = NULL;
+        pb->arg = NULL;
         pb->data[size] = '\0';
     }
     return pb;
@@ -62,6 +66,22 @@ static void pbuf_attach (canopy_msg_t *msg, struct msg_pbuf *pb,
     msg->payload_size = size;
 }
 
+int msg_payload_attach_external (struct canopy_msg *msg, void *data, size_t size,
+                                 void (*release)(void *arg), void *arg)
+{
+    struct msg_pbuf *pb = malloc (sizeof (*pb));
+
+    if (!pb) {
+        errno = ENOMEM;
+        return -1;
+    }
+    atomic_init (&pb->refs, 1);
+    pb->release = release;
+    pb->arg = arg;
+    pbuf_attach (msg, pb, data, size);
+    return 0;
+}
+
 void *msg_payload_alloc (struct canopy_msg *msg, size_t size)
 {
     struct msg_pbuf *pb = pbuf_create (size);
@@ -74,8 +94,11 @@ void *msg_payload_alloc (struct canopy_msg *msg, size_t size)
 
 static void pbuf_unref (struct msg_pbuf *pb)
 {
-    if (pb && atomic_fetch_sub (&pb->refs, 1) == 1)
+    if (pb && atomic_fetch_sub (&pb->refs, 1) == 1) {
+        if (pb->release)
+            pb->release (pb->arg);
         free (pb);
+    }
 }
 
 void *msg_payload_ref (const struct canopy_msg *msg)

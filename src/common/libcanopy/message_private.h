@@ -11,7 +11,9 @@
  * each message to a module thread, and a ZeroMQ I/O thread may still be
  * sending the bytes, so its count is atomic.  A payload given with
  * canopy_msg_set_payload_nocopy is a plain malloc'd buffer (pbuf NULL),
- * copied into a pbuf by the first canopy_msg_copy.
+ * copied into a pbuf by the first canopy_msg_copy.  A pbuf may also
+ * stand for bytes it does not hold (msg_payload_attach_external: a
+ * received ZeroMQ frame), released with its last reference.
  */
 #ifndef CANOPY_MESSAGE_PRIVATE_H
 #define CANOPY_MESSAGE_PRIVATE_H
@@ -45,6 +47,17 @@ bool msg_type_valid (int type);
  * bytes plus the NUL after them, for the caller to fill; NULL on ENOMEM.
  */
 void *msg_payload_alloc (struct canopy_msg *msg, size_t size);
+
+/* message.c: make the size bytes at data, which someone else owns, the
+ * payload of msg (which has none) without copying them; data[size] must
+ * be a NUL.  release (arg) is called, from whichever thread drops the
+ * last message sharing them, when they are no longer needed.  Returns 0,
+ * or -1 with ENOMEM (msg unchanged; data is still the caller's).  A
+ * payload received in a ZeroMQ frame stays in that frame this way
+ * (msg_codec.c).
+ */
+int msg_payload_attach_external (struct canopy_msg *msg, void *data, size_t size,
+                                 void (*release)(void *arg), void *arg);
 
 /* message.c: one more reference to msg's shared payload buffer, released
  * by msg_payload_unref (hint) from any thread: for zmq_msg_init_data.

@@ -5,7 +5,10 @@
  * ZeroMQ frames:  [dest] [route top] ... [route bottom] [""] [topic] [payload] [header]
  *   dest is present only when sending on a ROUTER (it selects the peer and
  *   is consumed by ZeroMQ); on a ROUTER receive the peer identity arrives
- *   first and is returned separately as 'sender'.
+ *   first and is returned separately as 'sender'.  The payload frame ends
+ *   with a NUL that is not part of the payload (every payload has one
+ *   after it in memory, message_private.h): a large received payload is
+ *   then used where ZeroMQ put it, NUL-terminated as every payload is.
  *
  * Flat record (byte streams):
  *   header (20)
@@ -305,11 +308,11 @@ static int send_payload (void *sock, const canopy_msg_t *msg, int *first)
     void *hint;
     zmq_msg_t frame;
     int flags = ZMQ_SNDMORE | *first;
+    size_t n = msg->payload_size + 1;       /* with the NUL after it */
 
     if (msg->payload_size < ZEROCOPY_MIN || !(hint = msg_payload_ref (msg)))
-        return send_frame (sock, msg->payload, msg->payload_size, false, first);
-    if (zmq_msg_init_data (&frame, msg->payload, msg->payload_size,
-                           msg_payload_unref, hint) < 0) {
+        return send_frame (sock, msg->payload, n, false, first);
+    if (zmq_msg_init_data (&frame, msg->payload, n, msg_payload_unref, hint) < 0) {
         msg_payload_unref (NULL, hint);
         return -1;
     }
@@ -364,6 +367,41 @@ int canopy_msg_sendzsock_ex (void *sock, const canopy_msg_t *msg, bool nonblock)
 int canopy_msg_sendzsock (void *sock, const canopy_msg_t *msg)
 {
     return canopy_msg_sendzsock_to (sock, NULL, msg, false);
+}
+
+static void frame_release (void *arg)
+{
+    zmq_msg_t *frame = arg;
+    zmq_msg_close (frame);
+    free (frame);
+}
+
+/* The payload of a received frame (its bytes, then the NUL the sender
+ * added): a large one stays in the frame, which the message keeps
+ * (msg_payload_attach_external; the frame is moved out of 'frame'); a
+ * small one is copied, as it is sent.  A large payload copied here had
+ * been a fresh buffer and a copy per hop for every large event and
+ * relay on its way through the tree (the broker's thread: 512 KiB
+ * kvs.prime events, a page fault every 4 KiB).
+ */
+static int recv_payload (canopy_msg_t *msg, zmq_msg_t *frame)
+{
+    size_t size = zmq_msg_size (frame) - 1;
+    zmq_msg_t *keep;
+
+    if (size < ZEROCOPY_MIN)
+        return set_payload_n (msg, zmq_msg_data (frame), size);
+    if (!(keep = malloc (sizeof (*keep))))
+        return -1;
+    zmq_msg_init (keep);
+    if (zmq_msg_move (keep, frame) < 0
+        || msg_payload_attach_external (msg, zmq_msg_data (keep), size,
+                                        frame_release, keep) < 0) {
+        zmq_msg_close (keep);
+        free (keep);
+        return -1;
+    }
+    return 0;
 }
 
 #define MAX_FRAMES (CANOPY_MSG_MAX_ROUTES + 5)
@@ -438,7 +476,7 @@ canopy_msg_t *canopy_msg_recvzsock_from (void *sock, char **sender, bool nonbloc
         id[idlen] = '\0';
         first = 1;
     }
-    if (total > CANOPY_MSG_SIZE_MAX) {
+    if (total > CANOPY_MSG_SIZE_MAX + 1) {  /* a payload's NUL is not counted */
         errnum = EMSGSIZE;
         goto error;
     }
@@ -485,10 +523,11 @@ canopy_msg_t *canopy_msg_recvzsock_from (void *sock, char **sender, bool nonbloc
         i++;
     }
     if (msg->flags & CANOPY_MSGFLAG_PAYLOAD) {
-        if (i >= last || zmq_msg_size (&frames[i]) == 0)
+        /* the payload's bytes and a NUL (send_payload) */
+        if (i >= last || zmq_msg_size (&frames[i]) < 2
+            || ((const char *)zmq_msg_data (&frames[i]))[zmq_msg_size (&frames[i]) - 1])
             goto error;
-        if (set_payload_n (msg, zmq_msg_data (&frames[i]),
-                           zmq_msg_size (&frames[i])) < 0) {
+        if (recv_payload (msg, &frames[i]) < 0) {
             errnum = ENOMEM;
             goto error;
         }

@@ -568,6 +568,7 @@ static void test_zmq_zerocopy (void **state)
     void *a = zmq_socket (ctx, ZMQ_PAIR);
     void *b = zmq_socket (ctx, ZMQ_PAIR);
     size_t sizes[] = { 64 * 1024, 100, 5000 };
+    canopy_msg_t *late = NULL;
     assert_int_equal (zmq_bind (a, "inproc://zerocopy"), 0);
     assert_int_equal (zmq_connect (b, "inproc://zerocopy"), 0);
 
@@ -596,12 +597,71 @@ static void test_zmq_zerocopy (void **state)
         assert_int_equal (canopy_msg_get_payload (m, &data, &len), 0);
         assert_int_equal (len, n);
         assert_memory_equal (data, buf, n);
+        assert_int_equal (((const char *)data)[n], '\0');  /* NUL after, as always */
+        /* a large one is received in place; shared and copied from
+         * there, and it outlives the socket and its first message
+         */
+        canopy_msg_t *tail = canopy_msg_create (CANOPY_MSGTYPE_EVENT);
+        canopy_msg_t *cpy = canopy_msg_copy (m, true);
+        assert_non_null (tail);
+        assert_non_null (cpy);
+        assert_int_equal (canopy_msg_share_payload (tail, m, 10), 0);
         canopy_msg_decref (m);
+        const void *td, *cd;
+        size_t tlen, clen;
+        assert_int_equal (canopy_msg_get_payload (tail, &td, &tlen), 0);
+        assert_int_equal (canopy_msg_get_payload (cpy, &cd, &clen), 0);
+        assert_int_equal (tlen, n - 10);
+        assert_memory_equal (td, buf + 10, n - 10);
+        assert_memory_equal (cd, buf, n);
+        if (n >= 4096)
+            assert_ptr_equal (td, (const char *)cd + 10);
+        const char *str;
+        assert_int_equal (canopy_msg_get_string (cpy, &str), 0);
+        assert_int_equal (strlen (str), n);
+        if (i == 0)
+            late = cpy;     /* kept past the end of the context */
+        else
+            canopy_msg_decref (cpy);
+        canopy_msg_decref (tail);
         free (buf);
     }
+    /* a payload frame without its NUL is malformed */
+    uint8_t hdr[20];
+    void *enc;
+    size_t esize;
+    canopy_msg_t *msg = canopy_msg_create (CANOPY_MSGTYPE_EVENT);
+    assert_int_equal (canopy_msg_set_topic (msg, "z"), 0);
+    assert_int_equal (canopy_msg_set_payload (msg, "abc", 3), 0);
+    assert_int_equal (canopy_msg_encode (msg, &enc, &esize), 0);
+    memcpy (hdr, enc, sizeof (hdr));
+    free (enc);
+    for (int k = 0; k < 2; k++) {
+        zmq_send (a, "z", 1, ZMQ_SNDMORE);
+        zmq_send (a, "abc", k == 0 ? 3 : 0, ZMQ_SNDMORE);
+        zmq_send (a, hdr, sizeof (hdr), 0);
+        assert_null (canopy_msg_recvzsock (b));
+        assert_int_equal (errno, EPROTO);
+    }
+    zmq_send (a, "z", 1, ZMQ_SNDMORE);
+    zmq_send (a, "abc", 4, ZMQ_SNDMORE);      /* with its NUL */
+    zmq_send (a, hdr, sizeof (hdr), 0);
+    canopy_msg_t *m = canopy_msg_recvzsock (b);
+    const char *str;
+    assert_non_null (m);
+    assert_int_equal (canopy_msg_get_string (m, &str), 0);
+    assert_string_equal (str, "abc");
+    canopy_msg_decref (m);
+    canopy_msg_decref (msg);
+    zmq_close (b);      /* received payloads may outlive their socket */
     zmq_close (a);
-    zmq_close (b);
     zmq_ctx_term (ctx);
+    const void *ld;
+    size_t llen;
+    assert_int_equal (canopy_msg_get_payload (late, &ld, &llen), 0);
+    assert_int_equal (llen, 64 * 1024);
+    assert_int_equal (((const char *)ld)[llen - 1], (char)('a' + (llen - 1) % 26));
+    canopy_msg_decref (late);
 }
 
 int main (void)
