@@ -20,7 +20,8 @@ test_expect_success 'unload the kvs module' '
 for bad in max-nprocs=-1 max-nprocs=2147483648 max-ops=1e6 max-pending=2.5 \
            cache-max=-1 cache-max=184467440737095516150 hdir-threshold=1 \
            prime-budget=lots prime-values=-5 fence-timeout=-2 fence-timeout=inf \
-           cache-age=nan cache-max=128MB prime-budget=4G relay-hold=-1 relay-hold=soon; do
+           cache-age=nan cache-max=128MB prime-budget=4G relay-hold=-1 relay-hold=soon \
+           prime-delay=-1 prime-delay=later; do
 	test_expect_success "kvs $bad is refused, with the reason in the log" "
 		test_must_fail canopy module load kvs $bad 2>load.err &&
 		grep \"module kvs exited while loading\" load.err &&
@@ -35,7 +36,8 @@ test_expect_success 'an unknown option is refused' '
 	canopy dmesg | grep "kvs.err: bad argument: kvs: unknown option .no-such."
 '
 test_expect_success 'good values load' '
-	canopy module load kvs max-nprocs=2147483647 cache-max=0 fence-timeout=2.5 relay-hold=0.5 &&
+	canopy module load kvs max-nprocs=2147483647 cache-max=0 fence-timeout=2.5 relay-hold=0.5 \
+		prime-delay=0.005 &&
 	canopy kvs put opt.a=1 &&
 	test "$(canopy kvs get opt.a)" = 1
 '

@@ -161,6 +161,11 @@ struct applier {
     canopy_watcher_t *prep;
     struct list_node stores;    /* pipelined content stores in flight */
     int nstores;
+    canopy_watcher_t *prime_w;  /* sends the kvs.prime that waits */
+    canopy_msg_t *prime_req;    /* a built kvs.prime waiting (prime-delay) */
+    void *prime_hdr;            /* its header alone, if it cannot be sent */
+    size_t prime_hlen;
+    int prime_version;
 };
 
 struct inflight {
@@ -1132,16 +1137,57 @@ static canopy_future_t *publish_setroot (struct kvs_ctx *ctx, json_t *names,
  * memory), they release them on their timer (kvs.c, one second) or at
  * the next setroot.
  */
+/* Send the kvs.prime that waits, if any (the prime-delay timer, or the
+ * next setroot, which must not overtake it: a broker that sees a newer
+ * setroot than the kvs.prime it holds loads for stops waiting for it).
+ * If it cannot be sent, its header alone goes, so that brokers release
+ * their holds at once.
+ */
+static void prime_flush (struct applier *a)
+{
+    struct kvs_ctx *ctx = a->ctx;
+    canopy_future_t *f = NULL;
+
+    canopy_watcher_stop (a->prime_w);
+    if (!a->prime_req && !a->prime_hdr)
+        return;
+    if (a->prime_req)
+        f = canopy_event_pub_send (ctx->h, a->prime_req);
+    if (!f && a->prime_hdr)
+        f = canopy_event_publish_raw (ctx->h, "kvs.prime", CANOPY_MSGFLAG_RAW,
+                                      a->prime_hdr, a->prime_hlen);
+    if (!f)
+        canopy_log (ctx->h, LOG_ERR, "cannot publish kvs.prime of version %d: %s",
+                    a->prime_version, strerror (errno ? errno : ENOMEM));
+    canopy_future_destroy (f);
+    canopy_msg_decref (a->prime_req);
+    free (a->prime_hdr);
+    a->prime_req = NULL;
+    a->prime_hdr = NULL;
+}
+
+static void prime_timer_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents,
+                            void *arg)
+{
+    prime_flush (arg);
+}
+
+/* Build the kvs.prime of the round (or take the one share_prime built)
+ * and send it, at once or prime-delay seconds from now (the setroot it
+ * follows then spreads first: below).  Rank 0 caches the values from the
+ * event's bytes as it builds it: its lookups find them at once.
+ */
 static void publish_prime (struct round *rd, const struct picks *pk)
 {
-    struct kvs_ctx *ctx = rd->a->ctx;
+    struct applier *a = rd->a;
+    struct kvs_ctx *ctx = a->ctx;
     json_t *one = NULL;
-    canopy_future_t *f = NULL;
     canopy_msg_t *req = NULL;
     size_t total = 0;
     void *hdr = NULL, *buf;
     size_t hlen = 0, off;
 
+    prime_flush (a);            /* never two waiting: one goes first */
     if (rd->prime_req) {        /* built before the store (share_prime) */
         req = rd->prime_req;
         rd->prime_req = NULL;
@@ -1164,9 +1210,9 @@ static void publish_prime (struct round *rd, const struct picks *pk)
             for (int i = 0; i < pk->n; i++)
                 p = blobrecs_put (p, pk->v[i].ref, pk->v[i].data, pk->v[i].len);
         }
+        json_decref (one);
     }
     if (req) {
-        f = canopy_event_pub_send (ctx->h, req);
         /* rank 0's lookups of the values are answered from the cache at
          * once (not by a content.load each, nor held until the event
          * comes back): the entries point into the event's bytes, kept by
@@ -1174,7 +1220,7 @@ static void publish_prime (struct round *rd, const struct picks *pk)
          */
         canopy_msg_t *frame = canopy_msg_create (CANOPY_MSGTYPE_EVENT);
         canopy_error_t error;
-        if (f && frame && canopy_msg_share_payload (frame, req, off) == 0) {
+        if (frame && canopy_msg_share_payload (frame, req, off) == 0) {
             int n = objcache_put_blobrecs (ctx->cache, frame, hlen, &error);
             if (n < 0)
                 canopy_log (ctx->h, LOG_ERR, "kvs.prime: %s", error.text);
@@ -1182,16 +1228,17 @@ static void publish_prime (struct round *rd, const struct picks *pk)
                 ctx->stats.primed_values += n;
         }
         canopy_msg_decref (frame);
-        canopy_msg_decref (req);
     }
-    if (!f && hdr)
-        f = canopy_event_publish_raw (ctx->h, "kvs.prime", CANOPY_MSGFLAG_RAW, hdr, hlen);
-    if (!f)
-        canopy_log (ctx->h, LOG_ERR, "cannot publish kvs.prime of version %d: %s",
-                    ctx->version, strerror (errno ? errno : ENOMEM));
-    canopy_future_destroy (f);
-    free (hdr);
-    json_decref (one);
+    a->prime_req = req;
+    a->prime_hdr = hdr;
+    a->prime_hlen = hlen;
+    a->prime_version = ctx->version;
+    if (ctx->limits.prime_delay > 0 && req) {
+        canopy_timer_watcher_reset (a->prime_w, ctx->limits.prime_delay, 0);
+        canopy_watcher_start (a->prime_w);
+    }
+    else
+        prime_flush (a);
 }
 
 /* Publish the outcome of the round and start the next. */
@@ -1233,6 +1280,8 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
         json_t *announce = prime_announce (&rd->picks);
         bool prime = announce != NULL;
         canopy_future_t *f = NULL;
+        /* the kvs.prime of the version before goes first */
+        prime_flush (a);
         if (names_ok && dirs)
             f = publish_setroot (ctx, names, dirs, announce);
         else {
@@ -1342,11 +1391,15 @@ struct applier *applier_create (struct kvs_ctx *ctx)
     }
     a->ctx = ctx;
     list_init (&a->stores);
-    if (!(a->prep = canopy_prepare_watcher_create (ctx->r, prep_cb, a))) {
+    if (!(a->prep = canopy_prepare_watcher_create (ctx->r, prep_cb, a))
+        || !(a->prime_w = canopy_timer_watcher_create (ctx->r, 0, 0, prime_timer_cb,
+                                                       a))) {
+        canopy_watcher_destroy (a->prep);
         free (a);
         return NULL;
     }
     canopy_watcher_unref (a->prep);
+    canopy_watcher_unref (a->prime_w);
     return a;
 }
 
@@ -1363,6 +1416,12 @@ void applier_destroy (struct applier *a)
             free (in);
         }
         canopy_watcher_destroy (a->prep);
+        /* a kvs.prime still waiting is dropped: brokers stop holding
+         * for it on their own timer (kvs.c)
+         */
+        canopy_watcher_destroy (a->prime_w);
+        canopy_msg_decref (a->prime_req);
+        free (a->prime_hdr);
         free (a);
         errno = saved_errno;
     }

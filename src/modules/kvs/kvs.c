@@ -823,6 +823,7 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
      */
     ctx->limits.prime_budget = 512 * 1024;
     ctx->limits.prime_values = 8 * 1024 * 1024;    /* for the instance */
+    ctx->limits.prime_delay = 0.002;
     ctx->limits.relay_max = CANOPY_MSG_SIZE_MAX;
     ctx->cache_max = 128 * 1024 * 1024;
     ctx->cache_age = 60;

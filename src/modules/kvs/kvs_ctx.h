@@ -37,6 +37,9 @@ struct kvs_module_limits {
                                    the setroot of a collective fence: bytes
                                    in all, divided by the instance size
                                    (0: none) */
+    double prime_delay;         /* seconds between a collective fence's
+                                   setroot and its kvs.prime (apply.c:
+                                   publish_prime); 0 = at once */
     int guest_access;           /* enum kvs_guest_access (access.h) */
     size_t relay_max;           /* largest kvs.relay (CANOPY_MSG_SIZE_MAX;
                                    not an option: tests make it small) */

@@ -48,6 +48,7 @@ struct option_spec {
     X ("prime-max", K_BYTES, 0, limits.prime_max) \
     X ("prime-budget", K_BYTES, 0, limits.prime_budget) \
     X ("prime-values", K_SIZE, 0, limits.prime_values) \
+    X ("prime-delay", K_SECONDS, 0, limits.prime_delay) \
     X ("checkpoint-period", K_SECONDS, 0, checkpoint_period) \
     X ("shm-size", K_SIZE, 0, shm_size)
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <stdio.h>
 #include <errno.h>
+#include <unistd.h>
 #include <canopy/kvs.h>
 #include "src/common/libutil/blobref.h"
 #include "src/common/libutil/monotime.h"
@@ -529,6 +530,56 @@ static void test_fence_priming (void **state)
     assert_int_equal (answer (env, 13, NULL, NULL, 0), 0);
     assert_string_equal (get (env, "kap.s1", 0), w1);
     assert_string_equal (get (env, "kap.s2", 0), w2);
+    /* prime-delay: the kvs.prime waits after its setroot; the setroot of
+     * the next version never overtakes it; the timer sends the last
+     */
+    env->ctx.limits.prime_delay = 0.3;
+    submit (env, 14, "p1", 2, 0, put (NULL, "kap.p1a", w1));
+    submit (env, 15, "p1", 2, 0, put (NULL, "kap.p1b", w2));
+    kvsenv_run (env);
+    assert_non_null (fakeh_peek_publication (env->fake, "kvs.setroot"));
+    assert_null (fakeh_peek_publication (env->fake, "kvs.prime"));
+    assert_int_equal (answer (env, 14, NULL, NULL, 0), 0);     /* answered meanwhile */
+    submit (env, 16, "p2", 2, 0, put (NULL, "kap.p2a", big));
+    submit (env, 17, "p2", 2, 0, put (NULL, "kap.p2b", other));
+    kvsenv_run (env);
+    const char *order[3];
+    int npub = 0;
+    for (int k = 0; npub < 3; k++) {
+        const canopy_msg_t *m = fakeh_peek (env->fake, CANOPY_MSGTYPE_REQUEST,
+                                            "event.pub", k);
+        const void *d;
+        size_t dl;
+        if (!m)
+            break;
+        assert_int_equal (canopy_msg_get_payload (m, &d, &dl), 0);
+        if (!strcmp (d, "kvs.setroot") || !strcmp (d, "kvs.prime"))
+            order[npub++] = d;
+    }
+    assert_int_equal (npub, 3);
+    assert_string_equal (order[0], "kvs.setroot");
+    assert_string_equal (order[1], "kvs.prime");       /* before the next setroot */
+    assert_string_equal (order[2], "kvs.setroot");
+    usleep (400000);
+    kvsenv_run (env);                   /* the timer sends p2's */
+    int nprime = 0;
+    for (int k = 0; ; k++) {
+        const canopy_msg_t *m = fakeh_peek (env->fake, CANOPY_MSGTYPE_REQUEST,
+                                            "event.pub", k);
+        const void *d;
+        size_t dl;
+        if (!m)
+            break;
+        assert_int_equal (canopy_msg_get_payload (m, &d, &dl), 0);
+        if (!strcmp (d, "kvs.prime"))
+            nprime++;
+    }
+    assert_int_equal (nprime, 2);
+    json_decref (drive (env, 0));
+    for (uint32_t t = 15; t <= 17; t++)
+        assert_int_equal (answer (env, t, NULL, NULL, 0), 0);
+    assert_string_equal (get (env, "kap.p2b", 0), other);
+    env->ctx.limits.prime_delay = 0;
     /* a commit (one participant) carries none, nor does prime-values=0 */
     submit (env, 7, NULL, 1, 0, put (NULL, "kap.g", big));
     ev = drive (env, 0);
