@@ -204,6 +204,19 @@ static void treeobj_seeds (const char *ref1, const char *ref2)
     json_decref (hdir);
 }
 
+/* A kvs_wire seed: the flags byte (bit 0: verify), then the payload
+ * (which is freed).
+ */
+static void put_wire (const char *name, int verify, void *buf, size_t len)
+{
+    char *p = malloc (len + 1);
+    p[0] = verify;
+    memcpy (p + 1, buf, len);
+    put ("kvs_wire", name, p, len + 1);
+    free (p);
+    free (buf);
+}
+
 static void kvs_wire_seeds (void)
 {
     blobtab_t *blobs = blobtab_create ();
@@ -223,12 +236,7 @@ static void kvs_wire_seeds (void)
     size_t len;
     for (int verify = 0; verify < 2; verify++) {
         kvs_wire_encode (fences, blobs, &buf, &len);
-        char *p = malloc (len + 1);
-        p[0] = verify;
-        memcpy (p + 1, buf, len);
-        put ("kvs_wire", verify ? "commit-verify" : "commit-relay", p, len + 1);
-        free (p);
-        free (buf);
+        put_wire (verify ? "commit-verify" : "commit-relay", verify, buf, len);
     }
     /* the general shape the decoder accepts: two fences, one carrying an
      * error (named "relay" for history; relays have their own format) */
@@ -238,12 +246,7 @@ static void kvs_wire_seeds (void)
                                "name", "f2", "nprocs", 2, "flags", 0, "count", 1,
                                "errnum", 110, "errstr", "timed out");
     kvs_wire_encode (batch, blobs, &buf, &len);
-    char *p = malloc (len + 1);
-    p[0] = 0;
-    memcpy (p + 1, buf, len);
-    put ("kvs_wire", "relay-two-fences", p, len + 1);
-    free (p);
-    free (buf);
+    put_wire ("relay-two-fences", 0, buf, len);
     json_decref (batch);
     json_decref (fences);
     json_decref (ops);
@@ -256,14 +259,8 @@ static void kvs_wire_seeds (void)
     kvs_txn_put_raw (txn, "kap.0.1.0.3", "12345678", 8);
     kvs_txn_put_raw (txn, "kap.0.1.0.4", big, sizeof (big));
     kvs_txn_unlink (txn, "old");
-    if (kvs_txn_encode (txn, "kap.0.sync", 32, 0, &buf, &len) == 0) {
-        p = malloc (len + 1);
-        p[0] = 1;
-        memcpy (p + 1, buf, len);
-        put ("kvs_wire", "client-form", p, len + 1);
-        free (p);
-        free (buf);
-    }
+    if (kvs_txn_encode (txn, "kap.0.sync", 32, 0, &buf, &len) == 0)
+        put_wire ("client-form", 1, buf, len);
     kvs_txn_destroy (txn);
 }
 
