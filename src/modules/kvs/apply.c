@@ -20,6 +20,7 @@
  *   after 32).
  */
 #include <stdlib.h>
+#include <assert.h>
 #include <string.h>
 #include <errno.h>
 #include <stdio.h>
@@ -129,6 +130,27 @@ struct picks {
     bool all;
 };
 
+/* A kvs.prime event built and not yet sent: the event.pub request
+ * (NULL if only the header could be made), its header alone (malloc'd,
+ * sent instead if the request cannot be), and where that header starts
+ * in the request's payload.
+ */
+struct prime_event {
+    canopy_msg_t *req;
+    void *hdr;
+    size_t hlen;
+    size_t off;
+    int version;
+};
+
+static void prime_clear (struct prime_event *pe)
+{
+    canopy_msg_decref (pe->req);
+    free (pe->hdr);
+    pe->req = NULL;
+    pe->hdr = NULL;
+}
+
 struct round {
     struct applier *a;
     struct ready_fence *fences[MAX_BATCH];
@@ -149,10 +171,7 @@ struct round {
     bool sync;                  /* a fence asked for KVS_SYNC */
     bool picked;                /* 'picks' made (prime_pick) */
     struct picks picks;
-    canopy_msg_t *prime_req;    /* kvs.prime built early (share_prime) */
-    size_t prime_off;           /* its header in the request's payload */
-    void *prime_hdr;            /* a copy of that header (malloc'd) */
-    size_t prime_hlen;
+    struct prime_event prime;   /* built early (share_prime), or empty */
 };
 
 struct applier {
@@ -162,10 +181,7 @@ struct applier {
     struct list_node stores;    /* pipelined content stores in flight */
     int nstores;
     canopy_watcher_t *prime_w;  /* sends the kvs.prime that waits */
-    canopy_msg_t *prime_req;    /* a built kvs.prime waiting (prime-delay) */
-    void *prime_hdr;            /* its header alone, if it cannot be sent */
-    size_t prime_hlen;
-    int prime_version;
+    struct prime_event prime;   /* a kvs.prime waiting (prime-delay), or empty */
 };
 
 struct inflight {
@@ -191,8 +207,7 @@ static void round_destroy (struct round *rd)
     blobtab_destroy (rd->store);
     canopy_future_destroy (rd->store_f);
     free (rd->picks.v);
-    canopy_msg_decref (rd->prime_req);
-    free (rd->prime_hdr);
+    prime_clear (&rd->prime);
     free (rd);
 }
 
@@ -753,6 +768,57 @@ static void put_blob (const char *ref, const void *data, size_t len, void *arg)
 
 static void prime_pick (struct round *rd, struct picks *pk);
 
+/* The round's choice of values for its kvs.prime, made once. */
+static const struct picks *round_picks (struct round *rd)
+{
+    if (!rd->picked) {
+        prime_pick (rd, &rd->picks);
+        rd->picked = true;
+    }
+    return &rd->picks;
+}
+
+/* Build the kvs.prime of 'version' carrying the picks: a kvs_frame whose
+ * header "fences" is [{"version": V, "stamp": T}], with no blob table,
+ * and whose body is the values as blob records (blobrecs.h: no JSON
+ * table for every broker to parse).  A frame without blobs is its header
+ * frame followed by its body, so the header is framed alone and the
+ * event's payload is written in place (canopy_event_pub_create): each
+ * value is copied once, from its fence's blob table into the event.
+ * With no values (or out of memory for them) only the header is made:
+ * sent alone, it still releases the brokers' holds at once.  Returns 0
+ * with pe filled (pe->req may be NULL), or -1 (nothing built: brokers
+ * release their holds on their timer, kvs.c, or at the next setroot).
+ */
+static int prime_build (struct kvs_ctx *ctx, int version, const struct picks *pk,
+                        struct prime_event *pe)
+{
+    json_t *one = json_pack ("[{s:i s:f}]", "version", version, "stamp", monotime ());
+    size_t total = 0;
+    void *buf;
+
+    memset (pe, 0, sizeof (*pe));
+    pe->version = version;
+    if (!one || kvs_frame_encode (one, NULL, NULL, 0, SIZE_MAX, &pe->hdr,
+                                  &pe->hlen) < 0) {
+        json_decref (one);
+        return -1;
+    }
+    json_decref (one);
+    for (int i = 0; i < pk->n; i++)
+        total += blobrecs_size (pk->v[i].len);
+    if (total > 0 && (pe->req = canopy_event_pub_create ("kvs.prime", CANOPY_MSGFLAG_RAW,
+                                                         pe->hlen + total, &buf,
+                                                         &pe->off))) {
+        uint8_t *p = buf;
+        memcpy (p, pe->hdr, pe->hlen);
+        p += pe->hlen;
+        for (int i = 0; i < pk->n; i++)
+            p = blobrecs_put (p, pk->v[i].ref, pk->v[i].data, pk->v[i].len);
+    }
+    return 0;
+}
+
 /* Whether the round's new values, in store order, are exactly its picks. */
 struct match {
     const struct picks *pk;
@@ -780,53 +846,27 @@ static void match_pick (const char *ref, const void *data, size_t len, void *arg
  */
 static canopy_msg_t *share_prime (struct round *rd)
 {
-    struct kvs_ctx *ctx = rd->a->ctx;
-    struct match m = { .pk = &rd->picks, .i = 0, .ok = true };
+    const struct picks *pk = round_picks (rd);
+    struct match m = { .pk = pk, .i = 0, .ok = true };
     struct new_blobs nb = { .fn = match_pick, .arg = &m };
-    json_t *one = NULL;
-    canopy_msg_t *req = NULL, *store = NULL;
-    void *hdr = NULL, *buf;
-    size_t hlen = 0, off, total = 0;
+    canopy_msg_t *store;
 
-    if (!rd->picked) {
-        prime_pick (rd, &rd->picks);
-        rd->picked = true;
-    }
-    if (rd->picks.n == 0 || rd->picks.all)
+    if (pk->n == 0 || pk->all)
         return NULL;
     foreach_value (rd, new_value, &nb);
-    if (!m.ok || m.i != rd->picks.n)
+    if (!m.ok || m.i != pk->n)
         return NULL;
-    for (int i = 0; i < rd->picks.n; i++)
-        total += blobrecs_size (rd->picks.v[i].len);
     /* the version the round makes (round_finish) */
-    if (!(one = json_pack ("[{s:i s:f}]", "version", ctx->version + 1,
-                           "stamp", monotime ()))
-        || kvs_frame_encode (one, NULL, NULL, 0, SIZE_MAX, &hdr, &hlen) < 0
-        || !(req = canopy_event_pub_create ("kvs.prime", CANOPY_MSGFLAG_RAW,
-                                            hlen + total, &buf, &off)))
-        goto error;
-    uint8_t *p = buf;
-    memcpy (p, hdr, hlen);
-    p += hlen;
-    for (int i = 0; i < rd->picks.n; i++)
-        p = blobrecs_put (p, rd->picks.v[i].ref, rd->picks.v[i].data,
-                          rd->picks.v[i].len);
+    if (prime_build (rd->a->ctx, rd->a->ctx->version + 1, pk, &rd->prime) < 0)
+        return NULL;
     if (!(store = canopy_rpc_raw_request ("content.store-local"))
-        || canopy_msg_share_payload (store, req, off + hlen) < 0)
-        goto error;
-    rd->prime_req = req;
-    rd->prime_off = off;
-    rd->prime_hdr = hdr;
-    rd->prime_hlen = hlen;
-    json_decref (one);
+        || canopy_msg_share_payload (store, rd->prime.req,
+                                     rd->prime.off + rd->prime.hlen) < 0) {
+        canopy_msg_decref (store);
+        prime_clear (&rd->prime);
+        return NULL;
+    }
     return store;
-error:
-    canopy_msg_decref (store);
-    canopy_msg_decref (req);
-    free (hdr);
-    json_decref (one);
-    return NULL;
 }
 
 /* Send a content store the round does not wait for. */
@@ -1123,47 +1163,32 @@ static canopy_future_t *publish_setroot (struct kvs_ctx *ctx, json_t *names,
     return f;
 }
 
-/* Publish kvs.prime, the values a setroot announced: a kvs_frame whose
- * header "fences" is [{"version": V, "stamp": T}], with no blob table,
- * and whose body is the values as blob records (blobrecs.h: no JSON
- * table for every broker to parse).  A frame without blobs is its
- * header frame followed by its body, so the header is framed alone and
- * the event's payload is written in place (canopy_event_pub_create):
- * each value is copied once, from its fence's blob table into the
- * event.  The event leaves first; then rank 0 caches the values from
- * that payload, without a copy, as every other broker does from the
- * event.  If it cannot be built, the same without values, so that
- * brokers release their holds at once; if even that fails (out of
- * memory), they release them on their timer (kvs.c, one second) or at
- * the next setroot.
- */
 /* Send the kvs.prime that waits, if any (the prime-delay timer, or the
  * next setroot, which must not overtake it: a broker that sees a newer
  * setroot than the kvs.prime it holds loads for stops waiting for it).
  * If it cannot be sent, its header alone goes, so that brokers release
- * their holds at once.
+ * their holds at once; if even that fails (out of memory), they release
+ * them on their timer (kvs.c, one second) or at the next setroot.
  */
 static void prime_flush (struct applier *a)
 {
     struct kvs_ctx *ctx = a->ctx;
+    struct prime_event *pe = &a->prime;
     canopy_future_t *f = NULL;
 
     canopy_watcher_stop (a->prime_w);
-    if (!a->prime_req && !a->prime_hdr)
+    if (!pe->req && !pe->hdr)
         return;
-    if (a->prime_req)
-        f = canopy_event_pub_send (ctx->h, a->prime_req);
-    if (!f && a->prime_hdr)
+    if (pe->req)
+        f = canopy_event_pub_send (ctx->h, pe->req);
+    if (!f && pe->hdr)
         f = canopy_event_publish_raw (ctx->h, "kvs.prime", CANOPY_MSGFLAG_RAW,
-                                      a->prime_hdr, a->prime_hlen);
+                                      pe->hdr, pe->hlen);
     if (!f)
         canopy_log (ctx->h, LOG_ERR, "cannot publish kvs.prime of version %d: %s",
-                    a->prime_version, strerror (errno ? errno : ENOMEM));
+                    pe->version, strerror (errno ? errno : ENOMEM));
     canopy_future_destroy (f);
-    canopy_msg_decref (a->prime_req);
-    free (a->prime_hdr);
-    a->prime_req = NULL;
-    a->prime_hdr = NULL;
+    prime_clear (pe);
 }
 
 static void prime_timer_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents,
@@ -1172,47 +1197,30 @@ static void prime_timer_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revent
     prime_flush (arg);
 }
 
-/* Build the kvs.prime of the round (or take the one share_prime built)
- * and send it, at once or prime-delay seconds from now (the setroot it
- * follows then spreads first: below).  Rank 0 caches the values from the
- * event's bytes as it builds it: its lookups find them at once.
+/* Publish kvs.prime, the values a setroot announced (the one share_prime
+ * built, or prime_build's now), at once or prime-delay seconds from now:
+ * the setroot it follows then spreads first.  Rank 0 caches the values
+ * from the event's bytes as it makes it, without a copy, as every other
+ * broker does from the event: its lookups find them at once.  The
+ * caller flushed any kvs.prime that waited (round_finish).
  */
 static void publish_prime (struct round *rd, const struct picks *pk)
 {
     struct applier *a = rd->a;
     struct kvs_ctx *ctx = a->ctx;
-    json_t *one = NULL;
-    canopy_msg_t *req = NULL;
-    size_t total = 0;
-    void *hdr = NULL, *buf;
-    size_t hlen = 0, off;
+    struct prime_event *pe = &a->prime;
 
-    prime_flush (a);            /* never two waiting: one goes first */
-    if (rd->prime_req) {        /* built before the store (share_prime) */
-        req = rd->prime_req;
-        rd->prime_req = NULL;
-        hdr = rd->prime_hdr;
-        rd->prime_hdr = NULL;
-        hlen = rd->prime_hlen;
-        off = rd->prime_off;
+    assert (!pe->req && !pe->hdr);
+    if (rd->prime.hdr) {
+        *pe = rd->prime;
+        memset (&rd->prime, 0, sizeof (rd->prime));
     }
-    else {
-        one = json_pack ("[{s:i s:f}]", "version", ctx->version, "stamp", monotime ());
-        for (int i = 0; i < pk->n; i++)
-            total += blobrecs_size (pk->v[i].len);
-        if (one && kvs_frame_encode (one, NULL, NULL, 0, SIZE_MAX, &hdr, &hlen) == 0
-            && total > 0
-            && (req = canopy_event_pub_create ("kvs.prime", CANOPY_MSGFLAG_RAW,
-                                               hlen + total, &buf, &off))) {
-            uint8_t *p = buf;
-            memcpy (p, hdr, hlen);
-            p += hlen;
-            for (int i = 0; i < pk->n; i++)
-                p = blobrecs_put (p, pk->v[i].ref, pk->v[i].data, pk->v[i].len);
-        }
-        json_decref (one);
+    else if (prime_build (ctx, ctx->version, pk, pe) < 0) {
+        canopy_log (ctx->h, LOG_ERR, "cannot publish kvs.prime of version %d: %s",
+                    ctx->version, strerror (errno ? errno : ENOMEM));
+        return;
     }
-    if (req) {
+    if (pe->req) {
         /* rank 0's lookups of the values are answered from the cache at
          * once (not by a content.load each, nor held until the event
          * comes back): the entries point into the event's bytes, kept by
@@ -1220,8 +1228,8 @@ static void publish_prime (struct round *rd, const struct picks *pk)
          */
         canopy_msg_t *frame = canopy_msg_create (CANOPY_MSGTYPE_EVENT);
         canopy_error_t error;
-        if (frame && canopy_msg_share_payload (frame, req, off) == 0) {
-            int n = objcache_put_blobrecs (ctx->cache, frame, hlen, &error);
+        if (frame && canopy_msg_share_payload (frame, pe->req, pe->off) == 0) {
+            int n = objcache_put_blobrecs (ctx->cache, frame, pe->hlen, &error);
             if (n < 0)
                 canopy_log (ctx->h, LOG_ERR, "kvs.prime: %s", error.text);
             else
@@ -1229,11 +1237,7 @@ static void publish_prime (struct round *rd, const struct picks *pk)
         }
         canopy_msg_decref (frame);
     }
-    a->prime_req = req;
-    a->prime_hdr = hdr;
-    a->prime_hlen = hlen;
-    a->prime_version = ctx->version;
-    if (ctx->limits.prime_delay > 0 && req) {
+    if (ctx->limits.prime_delay > 0 && pe->req) {
         canopy_timer_watcher_reset (a->prime_w, ctx->limits.prime_delay, 0);
         canopy_watcher_start (a->prime_w);
     }
@@ -1273,11 +1277,7 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
      */
     if (any) {
         blobtab_t *dirs = names_ok ? prime_objects (rd) : NULL;
-        if (!rd->picked) {
-            prime_pick (rd, &rd->picks);
-            rd->picked = true;
-        }
-        json_t *announce = prime_announce (&rd->picks);
+        json_t *announce = prime_announce (round_picks (rd));
         bool prime = announce != NULL;
         canopy_future_t *f = NULL;
         /* the kvs.prime of the version before goes first */
@@ -1311,7 +1311,7 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
          * their bytes (other brokers hold the loads they would start)
          */
         if (names && prime)
-            publish_prime (rd, &rd->picks);
+            publish_prime (rd, round_picks (rd));
         tstat_push (&ctx->timing.setroot_handle, (thread_cputime () - t1) * 1e6);
     }
     json_decref (names);
@@ -1420,8 +1420,7 @@ void applier_destroy (struct applier *a)
          * for it on their own timer (kvs.c)
          */
         canopy_watcher_destroy (a->prime_w);
-        canopy_msg_decref (a->prime_req);
-        free (a->prime_hdr);
+        prime_clear (&a->prime);
         free (a);
         errno = saved_errno;
     }
