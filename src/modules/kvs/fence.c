@@ -682,15 +682,39 @@ add_waiter:
     }
 }
 
-/* The name of a commit: unique across restarts of this broker too. */
-static void commit_name (struct kvs_ctx *ctx, char *name, size_t size)
+/* A client's checked contribution c (its blobs in 'blobs'), from either
+ * path of fence_request: the limits, then a commit becomes a fence of one
+ * participant with a name unique across restarts of this broker too, then
+ * it is merged with msg as its waiter (or answered with the error).
+ */
+static void enter (struct fence_table *ft, const canopy_msg_t *msg,
+                   struct kvs_relay_fence *c, const blobtab_t *blobs, bool commit)
 {
-    snprintf (name, size, "commit.%u.%llx.%llu", ctx->rank,
-              (unsigned long long)ctx->nonce,
-              (unsigned long long)++ctx->commit_seq);
+    struct kvs_ctx *ctx = ft->ctx;
+    char name[64];
+
+    if (c->nops > ctx->limits.max_txn_ops) {
+        canopy_respond_error (ctx->h, msg, E2BIG, "too many operations in one transaction");
+        return;
+    }
+    if (c->nprocs > ctx->limits.max_nprocs) {
+        canopy_respond_error (ctx->h, msg, EINVAL, "fence nprocs is too large");
+        return;
+    }
+    if (commit) {
+        snprintf (name, sizeof (name), "commit.%u.%llx.%llu", ctx->rank,
+                  (unsigned long long)ctx->nonce,
+                  (unsigned long long)++ctx->commit_seq);
+        c->name = name;
+        c->nprocs = 1;
+        ctx->stats.commits++;
+    }
+    else
+        ctx->stats.fences++;
+    merge (ft, c, NULL, blobs, msg, c->userid);
 }
 
-/* A client transaction kvs_wire_scan reads: merged with its operations'
+/* A client transaction kvs_wire_scan reads, entered with its operations'
  * text as the client wrote it.  Returns 1 (handled: merged or answered),
  * 0 (declined: take the general path) or -1 (out of memory).
  */
@@ -698,40 +722,24 @@ static int fence_request_scan (struct fence_table *ft, const canopy_msg_t *msg,
                                const void *data, size_t len, bool commit,
                                uint32_t userid)
 {
-    struct kvs_ctx *ctx = ft->ctx;
     struct kvs_wire_txn txn;
     blobtab_t *blobs;
-    char name[64];
     int rc;
 
     if ((rc = kvs_wire_scan (data, len, true, &txn, &blobs)) <= 0)
         return rc;
-    if (txn.nops > ctx->limits.max_txn_ops)
-        canopy_respond_error (ctx->h, msg, E2BIG, "too many operations in one transaction");
-    else if (txn.nprocs > ctx->limits.max_nprocs)
-        canopy_respond_error (ctx->h, msg, EINVAL, "fence nprocs is too large");
-    else {
-        struct kvs_relay_fence c = {
-            .name = txn.name,
-            .nprocs = txn.nprocs,
-            .flags = txn.flags,
-            .count = 1,
-            .userid = userid,
-            .errstr = "",
-            .nops = txn.nops,
-            .ops = txn.ops,
-            .opslen = txn.opslen,
-        };
-        if (commit) {
-            commit_name (ctx, name, sizeof (name));
-            c.name = name;
-            c.nprocs = 1;
-            ctx->stats.commits++;
-        }
-        else
-            ctx->stats.fences++;
-        merge (ft, &c, NULL, blobs, msg, userid);
-    }
+    struct kvs_relay_fence c = {
+        .name = txn.name,
+        .nprocs = txn.nprocs,
+        .flags = txn.flags,
+        .count = 1,
+        .userid = userid,
+        .errstr = "",
+        .nops = txn.nops,
+        .ops = txn.ops,
+        .opslen = txn.opslen,
+    };
+    enter (ft, msg, &c, blobs, commit);
     blobtab_destroy (blobs);
     return 1;
 }
@@ -796,22 +804,13 @@ void fence_request (struct fence_table *ft, const canopy_msg_t *msg, bool commit
             goto done;
         }
     }
-    int nprocs = json_integer_value (json_object_get (c, "nprocs"));
-    if (nprocs > ctx->limits.max_nprocs) {
-        canopy_respond_error (ctx->h, msg, EINVAL, "fence nprocs is too large");
-        goto done;
-    }
-    if (commit) {
-        char name[64];
-        commit_name (ctx, name, sizeof (name));
-        json_object_set_new (c, "name", json_string (name));
-        json_object_set_new (c, "nprocs", json_integer (1));
-        ctx->stats.commits++;
-    }
-    else
-        ctx->stats.fences++;
     /* validated: from here on the operations are text */
     struct kvs_opsbuf text;
+    kvs_opsbuf_init (&text);
+    if (kvs_opsbuf_append_json (&text, ops) < 0) {
+        canopy_respond_error (ctx->h, msg, ENOMEM, NULL);
+        goto done;
+    }
     struct kvs_relay_fence rc = {
         .name = json_string_value (json_object_get (c, "name")),
         .nprocs = json_integer_value (json_object_get (c, "nprocs")),
@@ -819,16 +818,11 @@ void fence_request (struct fence_table *ft, const canopy_msg_t *msg, bool commit
         .count = 1,
         .userid = userid,
         .errstr = "",
+        .nops = text.nops,
+        .ops = text.data,
+        .opslen = text.len,
     };
-    kvs_opsbuf_init (&text);
-    if (kvs_opsbuf_append_json (&text, ops) < 0) {
-        canopy_respond_error (ctx->h, msg, ENOMEM, NULL);
-        goto done;
-    }
-    rc.nops = text.nops;
-    rc.ops = text.data;
-    rc.opslen = text.len;
-    merge (ft, &rc, NULL, blobs, msg, userid);
+    enter (ft, msg, &rc, blobs, commit);
     kvs_opsbuf_clear (&text);
 done:
     json_decref (fences);
