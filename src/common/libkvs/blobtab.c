@@ -156,7 +156,10 @@ void blobtab_truncate (blobtab_t *bt, int count)
     errno = saved_errno;
 }
 
-int blobtab_merge (blobtab_t *bt, const blobtab_t *from)
+/* Every blob of 'from' into bt, copied or borrowed; on error bt is as
+ * before.
+ */
+static int merge (blobtab_t *bt, const blobtab_t *from, bool borrow)
 {
     if (!bt || !from) {
         errno = EINVAL;
@@ -164,13 +167,19 @@ int blobtab_merge (blobtab_t *bt, const blobtab_t *from)
     }
     int mark = bt->count;
     for (int i = 0; i < from->count; i++) {
-        if (blobtab_add (bt, from->v[i].ref, from->v[i].data, from->v[i].len,
-                         NULL, 0) < 0) {
+        const struct blob *b = &from->v[i];
+        if ((borrow ? blobtab_borrow (bt, b->ref, b->data, b->len)
+                    : blobtab_add (bt, b->ref, b->data, b->len, NULL, 0)) < 0) {
             blobtab_truncate (bt, mark);
             return -1;
         }
     }
     return 0;
+}
+
+int blobtab_merge (blobtab_t *bt, const blobtab_t *from)
+{
+    return merge (bt, from, false);
 }
 
 bool blobtab_has (const blobtab_t *bt, const char *ref)
@@ -235,19 +244,5 @@ int blobtab_borrow (blobtab_t *bt, const char *ref, const void *data, size_t len
 
 int blobtab_merge_borrow (blobtab_t *bt, const blobtab_t *from)
 {
-    if (!bt || !from) {
-        errno = EINVAL;
-        return -1;
-    }
-    int mark = bt->count;
-    for (int i = 0; i < from->count; i++) {
-        const struct blob *b = &from->v[i];
-        if (hashmap_lookup (bt->map, b->ref))
-            continue;
-        if (insert (bt, b->ref, b->data, b->len, true) < 0) {
-            blobtab_truncate (bt, mark);
-            return -1;
-        }
-    }
-    return 0;
+    return merge (bt, from, true);
 }

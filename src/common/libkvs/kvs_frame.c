@@ -34,28 +34,27 @@ static char *header_text (json_t *fences, const char *ftext, size_t flen,
     static const char pre[] = "{\"fences\":";
     static const char mid[] = ",\"blobs\":[";
     int n = blobtab_count (blobs);
-    char *f, *s, *p;
+    char *dumped = NULL, *s, *p;
     size_t size;
 
-    if (fences) {
-        if (!(f = json_fast_dumps (fences, JSON_COMPACT)))
+    if (fences) {       /* else the caller's text is copied in as it is */
+        if (!(dumped = json_fast_dumps (fences, JSON_COMPACT)))
             return NULL;
-        flen = strlen (f);
+        ftext = dumped;
+        flen = strlen (dumped);
     }
-    else if (!(f = strndup (ftext, flen)))
-        return NULL;
     /* each entry: ["ref",len], at most BLOBREF_STRLEN + 26 bytes */
     size = sizeof (pre) + flen + sizeof (mid) + (size_t)n * (BLOBREF_STRLEN + 26) + 3;
     if (!(s = malloc (size))) {
-        free (f);
+        free (dumped);
         return NULL;
     }
     p = s;
     memcpy (p, pre, sizeof (pre) - 1);
     p += sizeof (pre) - 1;
-    memcpy (p, f, flen);
+    memcpy (p, ftext, flen);
     p += flen;
-    free (f);
+    free (dumped);
     memcpy (p, mid, sizeof (mid) - 1);
     p += sizeof (mid) - 1;
     for (int i = 0; i < n; i++) {
