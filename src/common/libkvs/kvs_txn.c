@@ -174,9 +174,7 @@ error:
     free (enc);
     json_decref (obj);
     free (norm);
-    txn->text.len = mark;
-    if (txn->text.s)
-        txn->text.s[mark] = '\0';
+    strbuf_truncate (&txn->text, mark);
     errno = ENOMEM;
     return -1;
 }
@@ -262,9 +260,7 @@ nomem:
     txn->bytes = bytes;
     free (b64);
     free (norm);
-    txn->text.len = mark;
-    if (txn->text.s)
-        txn->text.s[mark] = '\0';
+    strbuf_truncate (&txn->text, mark);
     return -1;
 }
 

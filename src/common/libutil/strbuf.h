@@ -72,4 +72,15 @@ static inline int strbuf_str (struct strbuf *b, const char *s)
     return strbuf_put (b, s, strlen (s));
 }
 
+/* Back to the first len bytes (len <= b->len): undoes the puts since
+ * b->len was len (a writer's rollback after a failed put).
+ */
+static inline void strbuf_truncate (struct strbuf *b, size_t len)
+{
+    if (len < b->len) {
+        b->len = len;
+        b->s[len] = '\0';
+    }
+}
+
 #endif

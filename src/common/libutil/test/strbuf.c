@@ -41,6 +41,24 @@ static void test_put (void **state)
     free (b.s);
 }
 
+static void test_truncate (void **state)
+{
+    struct strbuf b = { 0 };
+    (void)state;
+
+    strbuf_truncate (&b, 0);                /* nothing written yet */
+    assert_null (b.s);
+    assert_int_equal (strbuf_str (&b, "abcdef"), 0);
+    strbuf_truncate (&b, 10);               /* not longer */
+    assert_string_equal (b.s, "abcdef");
+    strbuf_truncate (&b, 2);
+    assert_int_equal (b.len, 2);
+    assert_string_equal (b.s, "ab");
+    assert_int_equal (strbuf_putc (&b, 'z'), 0);
+    assert_string_equal (b.s, "abz");
+    free (b.s);
+}
+
 static void test_reserve (void **state)
 {
     struct strbuf b = { 0 };
@@ -80,6 +98,7 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_put),
         cmocka_unit_test (test_reserve),
+        cmocka_unit_test (test_truncate),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
