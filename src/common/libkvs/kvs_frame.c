@@ -240,39 +240,34 @@ static int verify_blobs (const uint8_t *p, size_t off, json_t *table, size_t n,
 {
     const void **datav = malloc (n * sizeof (*datav));
     size_t *lenv = malloc (n * sizeof (*lenv));
-    char (*computed)[BLOBREF_MAX] = malloc (n * sizeof (*computed));
-    const char *ref;
+    const char **refv = malloc (n * sizeof (*refv));
     json_int_t blen;
+    size_t bad;
     int rc = -1;
 
-    if (!datav || !lenv || !computed) {
+    if (!datav || !lenv || !refv) {
         errno = ENOMEM;
         (void)errprintf (error, "out of memory");
         goto done;
     }
     for (size_t i = 0; i < n; i++) {
-        (void)table_entry (json_array_get (table, i), &ref, &blen);
+        (void)table_entry (json_array_get (table, i), &refv[i], &blen);
         datav[i] = p + off;
         lenv[i] = (size_t)blen;
         off += (size_t)blen;
     }
-    if (blobref_hash_many (n, datav, lenv, computed) < 0) {
-        (void)errprintf (error, "cannot hash the %s blobs", what);
+    if (blobref_verify_many (n, datav, lenv, refv, &bad) < 0) {
+        if (errno == EPROTO)
+            (void)errprintf (error, "blob %s does not match its data", refv[bad]);
+        else
+            (void)errprintf (error, "cannot hash the %s blobs", what);
         goto done;
-    }
-    for (size_t i = 0; i < n; i++) {
-        (void)table_entry (json_array_get (table, i), &ref, &blen);
-        if (strcmp (computed[i], ref) != 0) {
-            errno = EPROTO;
-            (void)errprintf (error, "blob %s does not match its data", ref);
-            goto done;
-        }
     }
     rc = 0;
 done:
     free (datav);
     free (lenv);
-    free (computed);
+    free (refv);
     return rc;
 }
 

@@ -235,87 +235,80 @@ static bool members (struct scan *s, struct kvs_wire_txn *txn)
     return true;
 }
 
-/* The blob table: ["REF",LEN](,["REF",LEN])* or nothing, as (offset,
- * length) pairs into buf from 'off'; the lengths must use up buf exactly.
- * Returns the count, or -1 to decline, -2 out of memory.
+/* The blob table, ["REF",LEN](,["REF",LEN])* or nothing: where each blob
+ * lies in buf (from 'off' on; the lengths must use buf up exactly), and
+ * its ref (BLOBREF_STRLEN characters in the header text, checked).
  */
-struct entry {
-    char ref[BLOBREF_MAX];
-    size_t off;
-    size_t len;
+struct table {
+    const void **data;
+    size_t *len;
+    const char **ref;
+    int n;
+    int cap;
 };
 
-static int table (struct scan *s, size_t off, size_t len, struct entry **vp)
+static void table_free (struct table *t)
 {
-    struct entry *v = NULL;
-    int n = 0, cap = 0;
+    free (t->data);
+    free (t->len);
+    free (t->ref);
+}
 
-    *vp = NULL;
+static int table_grow (struct table *t)
+{
+    int cap = t->cap ? t->cap * 2 : 16;
+    const void **d;
+    size_t *l;
+    const char **r;
+
+    if (!(d = realloc (t->data, cap * sizeof (*d))))
+        return -1;
+    t->data = d;
+    if (!(l = realloc (t->len, cap * sizeof (*l))))
+        return -1;
+    t->len = l;
+    if (!(r = realloc (t->ref, cap * sizeof (*r))))
+        return -1;
+    t->ref = r;
+    t->cap = cap;
+    return 0;
+}
+
+/* Returns 0, or -1 to decline, -2 out of memory (t freed either way). */
+static int table (struct scan *s, const uint8_t *buf, size_t off, size_t len,
+                  struct table *t)
+{
+    memset (t, 0, sizeof (*t));
     if (s->p < s->end && *s->p == ']')
         return off == len ? 0 : -1;
     do {
         const char *r;
         size_t rn;
         long long blen;
+        char ref[BLOBREF_MAX];
         if (!LIT (s, "[") || !str (s, &r, &rn) || rn != BLOBREF_STRLEN
             || !LIT (s, ",") || !integer (s, &blen) || !LIT (s, "]")
             || blen < 0 || (unsigned long long)blen > len - off)
             goto decline;
-        if (n == cap) {
-            int ncap = cap ? cap * 2 : 16;
-            struct entry *nv = realloc (v, ncap * sizeof (*nv));
-            if (!nv) {
-                free (v);
-                return -2;
-            }
-            v = nv;
-            cap = ncap;
-        }
-        memcpy (v[n].ref, r, rn);
-        v[n].ref[rn] = '\0';
-        if (blobref_validate (v[n].ref) < 0)
+        memcpy (ref, r, rn);
+        ref[rn] = '\0';
+        if (blobref_validate (ref) < 0)
             goto decline;
-        v[n].off = off;
-        v[n].len = (size_t)blen;
+        if (t->n == t->cap && table_grow (t) < 0) {
+            table_free (t);
+            return -2;
+        }
+        t->data[t->n] = buf + off;
+        t->len[t->n] = (size_t)blen;
+        t->ref[t->n] = r;
+        t->n++;
         off += (size_t)blen;
-        n++;
     } while (LIT (s, ","));
-    if (off != len)
-        goto decline;
-    *vp = v;
-    return n;
+    if (off == len)
+        return 0;
 decline:
-    free (v);
+    table_free (t);
     return -1;
-}
-
-static bool verify_table (const uint8_t *buf, const struct entry *v, int n, int *nomem)
-{
-    const void **datav = malloc (n * sizeof (*datav));
-    size_t *lenv = malloc (n * sizeof (*lenv));
-    char (*computed)[BLOBREF_MAX] = malloc (n * sizeof (*computed));
-    bool ok = false;
-
-    if (!datav || !lenv || !computed) {
-        *nomem = 1;
-        goto done;
-    }
-    for (int i = 0; i < n; i++) {
-        datav[i] = buf + v[i].off;
-        lenv[i] = v[i].len;
-    }
-    if (blobref_hash_many (n, datav, lenv, computed) < 0)
-        goto done;
-    for (int i = 0; i < n; i++) {
-        if (strcmp (computed[i], v[i].ref) != 0)
-            goto done;
-    }
-    ok = true;
-done:
-    free (datav);
-    free (lenv);
-    free (computed);
-    return ok;
 }
 
 int kvs_wire_scan (const void *buf, size_t len, bool verify,
@@ -324,12 +317,12 @@ int kvs_wire_scan (const void *buf, size_t len, bool verify,
     const uint8_t *p = buf;
     struct scan s;
     struct kvs_wire_txn t;
-    struct entry *v = NULL;
+    struct table tab = { 0 };
     blobtab_t *blobs = NULL;
     const char *ops_start;
     bool valref = false;
     uint32_t hlen;
-    int n, nomem = 0;
+    int rc;
 
     if (!txn || !blobsp) {
         errno = EINVAL;
@@ -354,22 +347,25 @@ int kvs_wire_scan (const void *buf, size_t len, bool verify,
     t.opslen = s.p - ops_start;
     if (!LIT (&s, "]}],\"blobs\":["))
         return 0;
-    if ((n = table (&s, 4 + (size_t)hlen, len, &v)) < 0) {
-        if (n == -2)
+    if ((rc = table (&s, p, 4 + (size_t)hlen, len, &tab)) < 0) {
+        if (rc == -2)
             goto nomem;
         return 0;
     }
     if (!LIT (&s, "]}") || s.p != s.end)
         goto decline;
-    if (verify && n > 0 && !verify_table (p, v, n, &nomem)) {
-        if (nomem)
+    if (verify && blobref_verify_many (tab.n, tab.data, tab.len, tab.ref, NULL) < 0) {
+        if (errno == ENOMEM)
             goto nomem;
         goto decline;
     }
     if (!(blobs = blobtab_create ()))
         goto nomem;
-    for (int i = 0; i < n; i++) {
-        if (blobtab_borrow (blobs, v[i].ref, p + v[i].off, v[i].len) < 0) {
+    for (int i = 0; i < tab.n; i++) {
+        char ref[BLOBREF_MAX];
+        memcpy (ref, tab.ref[i], BLOBREF_STRLEN);
+        ref[BLOBREF_STRLEN] = '\0';
+        if (blobtab_borrow (blobs, ref, tab.data[i], tab.len[i]) < 0) {
             if (errno == ENOMEM)
                 goto nomem;
             goto decline;
@@ -382,16 +378,16 @@ int kvs_wire_scan (const void *buf, size_t len, bool verify,
         if (!ops (&again, blobs, &count, &dummy) || again.p != again.end)
             goto decline;
     }
-    free (v);
+    table_free (&tab);
     *txn = t;
     *blobsp = blobs;
     return 1;
 decline:
-    free (v);
+    table_free (&tab);
     blobtab_destroy (blobs);
     return 0;
 nomem:
-    free (v);
+    table_free (&tab);
     blobtab_destroy (blobs);
     errno = ENOMEM;
     return -1;

@@ -65,6 +65,41 @@ int blobref_hash_many (size_t n, const void *const data[], const size_t len[],
     return 0;
 }
 
+int blobref_verify_many (size_t n, const void *const data[], const size_t len[],
+                         const char *const refs[], size_t *bad)
+{
+    char stackrefs[16][BLOBREF_MAX];
+    char (*computed)[BLOBREF_MAX] = stackrefs;
+    int rc = -1;
+
+    if (n > 0 && (!data || !len || !refs)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (n > 16 && !(computed = malloc (n * sizeof (*computed)))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (blobref_hash_many (n, data, len, computed) < 0)
+        goto done;
+    for (size_t i = 0; i < n; i++) {
+        if (memcmp (computed[i], refs[i], BLOBREF_STRLEN) != 0) {
+            if (bad)
+                *bad = i;
+            errno = EPROTO;
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    if (computed != stackrefs) {
+        int e = errno;
+        free (computed);
+        errno = e;
+    }
+    return rc;
+}
+
 int blobref_hexval (char c)
 {
     if (c >= '0' && c <= '9')

@@ -24,6 +24,15 @@ int blobref_hash (const void *data, size_t len, char *ref, size_t refsize);
  */
 int blobref_hash_many (size_t n, const void *const data[], const size_t len[],
                        char (*refs)[BLOBREF_MAX]);
+/* Whether refs[i] names (data[i], len[i]) for every i < n, hashed in a
+ * batch as blobref_hash_many does; each refs[i] has at least
+ * BLOBREF_STRLEN characters, compared over those (it need not be
+ * NUL-terminated).  Returns 0
+ * if all match, or -1 with errno EPROTO and *bad (if not NULL) the index
+ * of the first that does not, or EINVAL, ENOMEM.
+ */
+int blobref_verify_many (size_t n, const void *const data[], const size_t len[],
+                         const char *const refs[], size_t *bad);
 int blobref_validate (const char *ref);
 /* The value of a digit of a blobref's hex part ('0'-'9', 'a'-'f'), or -1. */
 int blobref_hexval (char c);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <stdio.h>
 #include "src/common/libutil/blobref.h"
 #include "src/common/libutil/base64.h"
 
@@ -82,10 +83,45 @@ static void test_base64 (void **state)
     assert_null (base64_decode ("QUJD=", 5, &n));
 }
 
+/* blobref_verify_many: every ref matches, or the first that does not is
+ * named (batches of up to 16 on the stack, more allocated).
+ */
+static void test_verify_many (void **state)
+{
+    char bufs[20][8], refs[20][BLOBREF_MAX];
+    const void *data[20];
+    size_t len[20], bad = 99;
+    const char *refv[20];
+    (void)state;
+
+    for (int i = 0; i < 20; i++) {
+        snprintf (bufs[i], sizeof (bufs[i]), "blob%d", i);
+        data[i] = bufs[i];
+        len[i] = strlen (bufs[i]);
+        assert_int_equal (blobref_hash (data[i], len[i], refs[i], sizeof (refs[i])), 0);
+        refv[i] = refs[i];
+    }
+    assert_int_equal (blobref_verify_many (20, data, len, refv, &bad), 0);
+    assert_int_equal (bad, 99);
+    assert_int_equal (blobref_verify_many (3, data, len, refv, NULL), 0);
+    assert_int_equal (blobref_verify_many (0, NULL, NULL, NULL, NULL), 0);
+    refv[17] = refs[2];
+    assert_int_equal (blobref_verify_many (20, data, len, refv, &bad), -1);
+    assert_int_equal (errno, EPROTO);
+    assert_int_equal (bad, 17);
+    len[1] = 2;                 /* the data changed, not the ref */
+    assert_int_equal (blobref_verify_many (5, data, len, refv, &bad), -1);
+    assert_int_equal (errno, EPROTO);
+    assert_int_equal (bad, 1);
+    assert_int_equal (blobref_verify_many (2, NULL, len, refv, &bad), -1);
+    assert_int_equal (errno, EINVAL);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_hash),
+        cmocka_unit_test (test_verify_many),
         cmocka_unit_test (test_validate),
         cmocka_unit_test (test_hexval),
         cmocka_unit_test (test_base64),
