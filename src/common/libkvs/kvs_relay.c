@@ -377,16 +377,6 @@ nomem:
     return -1;
 }
 
-int kvs_relay_enc_finish (kvs_relay_enc_t *e, void **bufp, size_t *lenp)
-{
-    if (!e || !bufp || !lenp) {
-        errno = EINVAL;
-        return -1;
-    }
-    return kvs_frame_encode (e->fences, e->blobs, e->text.data, e->text.len,
-                             e->max, bufp, lenp);
-}
-
 int kvs_relay_enc_finish_msg (kvs_relay_enc_t *e, canopy_msg_t *msg)
 {
     if (!e || !msg) {

@@ -101,18 +101,16 @@ void kvs_relay_enc_destroy (kvs_relay_enc_t *e);
  */
 int kvs_relay_enc_add (kvs_relay_enc_t *e, const struct kvs_relay_fence *f,
                        const blobtab_t *blobs);
-/* The message (caller frees *buf).  EFBIG if over the size limit
- * (CANOPY_MSG_SIZE_MAX unless set lower), ENOMEM.
- */
-int kvs_relay_enc_finish (kvs_relay_enc_t *e, void **buf, size_t *len);
-/* The same, written straight into msg's payload (kvs_frame_encode_msg),
- * which it replaces; msg is unchanged on failure.
+/* The message, written straight into msg's payload (kvs_frame_encode_msg),
+ * which it replaces.  Returns 0, or -1 with EINVAL, EFBIG if over the
+ * size limit (CANOPY_MSG_SIZE_MAX unless set lower) or ENOMEM; msg is
+ * unchanged on failure.
  */
 int kvs_relay_enc_finish_msg (kvs_relay_enc_t *e, canopy_msg_t *msg);
 /* Lower the size limit of this message (0: CANOPY_MSG_SIZE_MAX). */
 void kvs_relay_enc_set_max (kvs_relay_enc_t *e, size_t max);
 /* Upper bounds, to fill messages without overflowing them: the size
- * kvs_relay_enc_finish would give now, and what adding f (with its blobs)
+ * kvs_relay_enc_finish_msg would give now, and what adding f (with its blobs)
  * would add to it.  The real size is never larger (blobs shared between
  * fences travel once).
  */
