@@ -641,9 +641,10 @@ static size_t parse_refs (const char *e, size_t elen, const char *type, const ch
     p += BLOBREF_STRLEN + 3;
     n -= BLOBREF_STRLEN + 3;
     /* the tail ,"type":"TYPE","ver":1} piece by piece (no snprintf per get) */
-    size_t tlen = strlen (type);
-    if (n != 9 + tlen + 10 || memcmp (p, ",\"type\":\"", 9) != 0
-        || memcmp (p + 9, type, tlen) != 0 || memcmp (p + 9 + tlen, "\",\"ver\":1}", 10) != 0)
+    static const char t0[] = ",\"type\":\"", t1[] = "\",\"ver\":1}";
+    size_t n0 = sizeof (t0) - 1, n1 = sizeof (t1) - 1, tlen = strlen (type);
+    if (n != n0 + tlen + n1 || memcmp (p, t0, n0) != 0
+        || memcmp (p + n0, type, tlen) != 0 || memcmp (p + n0 + tlen, t1, n1) != 0)
         return 0;
     return count;
 }
