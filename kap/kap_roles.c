@@ -94,15 +94,16 @@ int kap_key (const struct kap_config *cfg, int iter, int producer, int k,
     if (iter < 0 || producer < 0 || producer >= cfg->nproducers
         || k < 0 || k >= cfg->keys_per_iter)
         return -1;
-    if (len >= 72) {    /* 4 + 5 numbers of <= 11 + 4 separators + NUL */
-        int v[5] = { cfg->instance, iter, kap_dir_of (cfg, producer), producer, k };
-        return put_key (buf, v, "...-", cfg->keys_per_iter == 1 ? 4 : 5);
+    /* kap.I.T.D.P or kap.I.T.D.P-K; returned and truncated as snprintf */
+    char key[72];       /* 4 + 5 numbers of <= 11 + 4 separators + NUL */
+    int v[5] = { cfg->instance, iter, kap_dir_of (cfg, producer), producer, k };
+    int n = put_key (key, v, "...-", cfg->keys_per_iter == 1 ? 4 : 5);
+    if (len > 0) {
+        size_t c = (size_t)n < len ? (size_t)n : len - 1;
+        memcpy (buf, key, c);
+        buf[c] = '\0';
     }
-    if (cfg->keys_per_iter == 1)
-        return snprintf (buf, len, "kap.%d.%d.%d.%d", cfg->instance, iter,
-                         kap_dir_of (cfg, producer), producer);
-    return snprintf (buf, len, "kap.%d.%d.%d.%d-%d", cfg->instance, iter,
-                     kap_dir_of (cfg, producer), producer, k);
+    return n;
 }
 
 int kap_dir_key (const struct kap_config *cfg, int iter, int dir,
