@@ -357,10 +357,6 @@ static void test_copy (void **state)
     canopy_msg_decref (msg);
 }
 
-/* Copies share the payload's bytes; replacing one copy's payload leaves
- * the others alone; the bytes outlive the original; a payload given
- * with _nocopy is copied once, then shared.
- */
 /* A payload reserved and filled in place is shared by copies like one set
  * by copy; bad sizes leave the message as it was.
  */
@@ -399,6 +395,10 @@ static void test_payload_reserve (void **state)
     canopy_msg_decref (cpy);
 }
 
+/* Copies share the payload's bytes; replacing one copy's payload leaves
+ * the others alone; the bytes outlive the original; a payload given
+ * with _nocopy is copied once, then shared.
+ */
 static void test_copy_shares_payload (void **state)
 {
     canopy_msg_t *msg = canopy_msg_create (CANOPY_MSGTYPE_EVENT);
