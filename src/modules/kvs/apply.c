@@ -160,6 +160,7 @@ struct round {
     json_t *root;               /* working root (dir or hdir) */
     struct ptrset gen;          /* dirs owned by the current fence */
     struct ptrset parents;      /* dirs that may hold inline dirs */
+    hashmap_t *walked;          /* path -> owned dir (walk cache), or NULL */
     int pending;                /* loads outstanding */
     int load_errnum;
     blobtab_t *store;           /* blobs to store: new dirs + values */
@@ -204,6 +205,7 @@ static void round_destroy (struct round *rd)
     json_decref (rd->root);
     free (rd->gen.v);
     free (rd->parents.v);
+    hashmap_destroy (rd->walked);
     blobtab_destroy (rd->store);
     canopy_future_destroy (rd->store_f);
     free (rd->picks.v);
@@ -359,75 +361,104 @@ static int dl_set (struct round *rd, json_t *dir, const char *name, json_t *entr
     return treeobj_dir_set (dir, name, entry);
 }
 
-static int apply_op (struct round *rd, const char *key, json_t *obj, int links)
+/* The walk cache: an owned directory found (or made) at a path of the
+ * current fence, by that path.  Every prefix of a cached path is cached
+ * too, so a change at a path that is not cached cannot make an entry
+ * stale; a change at a cached path (that directory replaced or removed)
+ * empties the cache.  Changes inside a cached directory keep it valid
+ * (it is changed in place).  Paths walked through a symlink are not
+ * cached.  A failure to cache only costs a walk later.
+ */
+static void walked_put (struct round *rd, const char *path, json_t *dir)
 {
-    char **comps = NULL;
-    char *buf = NULL;
-    int n, rc = -1, delta;
-    json_t *dir;
+    if (rd->walked && hashmap_update (rd->walked, path, dir) < 0)
+        hashmap_clear (rd->walked);
+}
 
-    if ((n = kvs_path_split (key, &comps, &buf)) < 0)
-        return -1;
-    if (n == 0) {       /* the root itself: replaced by an (empty) dir */
+static void walked_clear (struct round *rd)
+{
+    hashmap_clear (rd->walked);
+}
+
+/* Apply one operation: 'key' is normalised and writable (it is cut into
+ * components in place and restored before returning).
+ */
+static int apply_op (struct round *rd, char *key, json_t *obj, int links)
+{
+    json_t *dir = rd->root;
+    char *leaf = key, *dot;
+    int delta, rc;
+
+    if (kvs_path_is_root (key)) {  /* the root itself: replaced by an (empty) dir */
         json_t *nr = treeobj_create_dir ();
         if (!nr || gen_mark (rd, nr) < 0) {
             json_decref (nr);
-            goto done;
+            errno = ENOMEM;
+            return -1;
         }
         json_decref (rd->root);
         rd->root = nr;
-        rc = 0;
-        goto done;
+        walked_clear (rd);
+        return 0;
     }
-    dir = rd->root;
-    for (int i = 0; i < n - 1; i++) {
-        json_t *entry = dl_get (rd, dir, comps[i]);
-        if (!entry && errno == EAGAIN)
-            goto done;
+    if ((dot = strrchr (key, '.'))) {
+        json_t *hit;
+        *dot = '\0';
+        hit = rd->walked ? hashmap_lookup (rd->walked, key) : NULL;
+        *dot = '.';
+        if (hit) {
+            dir = hit;
+            leaf = dot + 1;
+            goto set;
+        }
+    }
+    for (char *s = key; (dot = strchr (s, '.')); s = leaf) {
+        *dot = '\0';   /* s: this component, key: the path down to it */
+        json_t *entry = dl_get (rd, dir, s);
+        if (!entry && errno == EAGAIN) {
+            *dot = '.';
+            return -1;
+        }
         if (entry && treeobj_is_symlink (entry)) {
+            *dot = '.';
             if (links >= SYMLINK_MAX) {
                 errno = ELOOP;
-                goto done;
+                return -1;
             }
-            /* continue at target + remaining components */
-            size_t len = strlen (treeobj_symlink_target (entry)) + 2;
-            for (int j = i + 1; j < n; j++)
-                len += strlen (comps[j]) + 1;
-            char *nk = malloc (len);
-            if (!nk)
-                goto done;
-            strcpy (nk, treeobj_symlink_target (entry));
-            for (int j = i + 1; j < n; j++) {
-                strcat (nk, ".");
-                strcat (nk, comps[j]);
-            }
-            char *norm = kvs_path_normalize (nk);
-            free (nk);
+            /* continue at target + the components after this one */
+            char *norm = kvs_path_join (treeobj_symlink_target (entry), dot + 1);
             if (!norm)
-                goto done;
+                return -1;
             rc = apply_op (rd, norm, obj, links + 1);
             free (norm);
-            goto done;
+            return rc;
         }
         json_t *sub = own (rd, entry);
-        if (!sub)
-            goto done;
+        if (!sub) {
+            *dot = '.';
+            return -1;
+        }
         if (sub != entry) {
-            if (dl_set (rd, dir, comps[i], json_incref (sub), &delta) < 0) {
+            if (dl_set (rd, dir, s, json_incref (sub), &delta) < 0) {
                 json_decref (sub);
-                goto done;
+                *dot = '.';
+                return -1;
             }
         }
         json_decref (sub);
         dir = sub;
+        walked_put (rd, key, dir);
+        *dot = '.';
+        leaf = dot + 1;
     }
+set:
     if (json_is_null (obj))
-        rc = dl_set (rd, dir, comps[n - 1], NULL, &delta);
+        rc = dl_set (rd, dir, leaf, NULL, &delta);
     else
-        rc = dl_set (rd, dir, comps[n - 1], json_incref (obj), &delta);
-done:
-    free (comps);
-    free (buf);
+        rc = dl_set (rd, dir, leaf, json_incref (obj), &delta);
+    /* a cached directory replaced (or removed): the cache may be stale */
+    if (rd->walked && hashmap_lookup (rd->walked, key))
+        walked_clear (rd);
     return rc;
 }
 
@@ -459,6 +490,7 @@ static int apply_all (struct round *rd)
 
         rd->failed[i] = 0;
         ptrset_clear (&rd->gen);
+        walked_clear (rd);      /* only this fence's copies are owned */
         json_t *copy = own (rd, rd->root);
         if (!copy) {
             json_decref (saved);
@@ -1347,6 +1379,7 @@ static void start_round (struct applier *a)
         goto retry;
     rd->a = a;
     rd->t0 = thread_cputime ();
+    rd->walked = hashmap_create (NULL);     /* optional: NULL walks every time */
     if (!(rd->store = blobtab_create ())
         || !(rd->failed = calloc (max, sizeof (int)))
         || !(rd->errstr = calloc (max, sizeof (*rd->errstr))))

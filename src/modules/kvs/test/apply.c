@@ -327,6 +327,66 @@ static void test_merge_and_isolation (void **state)
     teardown (env);
 }
 
+/* The walk cache (directories found at a path, reused by the next
+ * operation with the same parent): a directory replaced or removed by a
+ * later operation of the same fence is never written through again, and
+ * nothing cached by one fence is changed in place by the next.
+ */
+static void test_walk_cache (void **state)
+{
+    struct kvsenv *env = setup (true);
+    char text[200];
+    kvs_txn_t *txn = put (NULL, "a.b.c", "1");
+
+    put (txn, "a.b", "v");              /* a cached dir becomes a value */
+    put (txn, "a.b.d", "2");            /* ... and a dir again */
+    put (txn, "a.b.e", "3");
+    put (txn, "x.y.k", "1");
+    put (txn, "x.y", NULL);             /* a cached dir removed */
+    put (txn, "x.y.z", "4");
+    put (txn, "p.q.r", "1");
+    put (txn, "p", "flat");             /* a cached dir's parent replaced */
+    put (txn, "p.q.s", "5");
+    assert_int_equal (kvs_txn_symlink (txn, "l", "m.n"), 0);
+    put (txn, "l.k", "6");              /* walked through a symlink */
+    put (txn, "m.n.j", "7");
+    put (txn, "g.h.i", "1");
+    assert_int_equal (kvs_txn_symlink (txn, "g.h", "w"), 0);   /* dir -> link */
+    put (txn, "g.h.k", "8");            /* lands in w */
+    submit (env, 1, NULL, 1, 0, txn);
+    json_decref (drive (env, 0));
+    assert_int_equal (answer (env, 1, NULL, NULL, 0), 0);
+    assert_null (get (env, "a.b.c", 0));
+    assert_int_equal (result_errnum, ENOENT);
+    assert_string_equal (get (env, "a.b.d", 0), "2");
+    assert_string_equal (get (env, "a.b.e", 0), "3");
+    assert_null (get (env, "x.y.k", 0));
+    assert_string_equal (get (env, "x.y.z", 0), "4");
+    assert_null (get (env, "p.q.r", 0));
+    assert_string_equal (get (env, "p.q.s", 0), "5");
+    assert_string_equal (get (env, "m.n.k", 0), "6");
+    assert_string_equal (get (env, "m.n.j", 0), "7");
+    assert_string_equal (get (env, "w.k", 0), "8");
+    assert_null (get (env, "w.i", 0));
+    assert_null (get (env, "g.h.i", 0));
+    assert_string_equal (get (env, "g.h.k", 0), "8");   /* through the link */
+
+    /* two fences of one round: the second walks the first's directories,
+     * then fails; the first's keys stay as they were
+     */
+    submit (env, 2, NULL, 1, 0, put (put (NULL, "f.g.h", "1"), "f.g.j", "1"));
+    txn = put (put (NULL, "f.g.i", "2"), "f.g.h", "2");
+    assert_int_equal (kvs_txn_symlink (txn, "loop", "loop"), 0);
+    submit (env, 3, NULL, 1, 0, put (txn, "loop.y", "2"));
+    json_decref (drive (env, 0));
+    assert_int_equal (answer (env, 2, NULL, NULL, 0), 0);
+    assert_int_equal (answer (env, 3, NULL, text, sizeof (text)), ELOOP);
+    assert_string_equal (get (env, "f.g.h", 0), "1");
+    assert_string_equal (get (env, "f.g.j", 0), "1");
+    assert_null (get (env, "f.g.i", 0));
+    teardown (env);
+}
+
 /* No stored directory may hold an inline dir or hdir: every new directory
  * is unrolled into a dirref.  Checked over every blob the applier stored.
  */
@@ -738,6 +798,7 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_commit),
         cmocka_unit_test (test_merge_and_isolation),
+        cmocka_unit_test (test_walk_cache),
         cmocka_unit_test (test_inline_dirs_across_fences),
         cmocka_unit_test (test_hdir),
         cmocka_unit_test (test_fence_priming),
