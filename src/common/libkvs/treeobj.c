@@ -409,12 +409,57 @@ uint64_t treeobj_name_hash (const char *name)
     return h;
 }
 
+static int bucket_at (int level, const char *name)
+{
+    return (treeobj_name_hash (name) >> (4 * level)) & (TREEOBJ_HDIR_FANOUT - 1);
+}
+
 int treeobj_hdir_bucket_of (const json_t *obj, const char *name)
 {
     int level = treeobj_hdir_level (obj);
     if (level < 0 || !name)
         return -1;
-    return (treeobj_name_hash (name) >> (4 * level)) & (TREEOBJ_HDIR_FANOUT - 1);
+    return bucket_at (level, name);
+}
+
+/* The buckets' data objects are filled directly: the names come from a
+ * dir, so they are valid, and each is hashed once.
+ */
+json_t *treeobj_hdir_from_dir (const json_t *dir, int level)
+{
+    json_t *d = treeobj_data (dir);
+    json_t *h, *refs;
+    json_t *bdata[TREEOBJ_HDIR_FANOUT] = { NULL };
+    const char *name;
+    json_t *e;
+    int count = 0;
+
+    if (!treeobj_is_dir (dir) || !json_is_object (d)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(h = treeobj_create_hdir (level)))
+        return NULL;
+    refs = hdir_get (h, "refs");
+    json_object_foreach (d, name, e) {
+        int slot = bucket_at (level, name);
+        if (!bdata[slot]) {
+            json_t *bucket = treeobj_create_dir ();
+            if (!bucket || json_array_set_new (refs, slot, bucket) < 0)
+                goto nomem;
+            bdata[slot] = treeobj_data (bucket);
+        }
+        if (json_object_set_new (bdata[slot], name, json_incref (e)) < 0)
+            goto nomem;
+        count++;
+    }
+    if (treeobj_hdir_set_count (h, count) < 0)
+        goto nomem;
+    return h;
+nomem:
+    json_decref (h);
+    errno = ENOMEM;
+    return NULL;
 }
 
 json_t *treeobj_hdir_slot (const json_t *obj, int slot)

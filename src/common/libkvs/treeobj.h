@@ -78,6 +78,11 @@ json_t *treeobj_hdir_slot (const json_t *obj, int slot);
 int treeobj_hdir_set_slot (json_t *obj, int slot, json_t *val);   /* steals */
 /* A new hdir sharing the slots (a shallow copy). */
 json_t *treeobj_hdir_copy (const json_t *obj);
+/* A new hdir of 'level' holding a dir's entries (shared) in inline bucket
+ * dirs, as treeobj_hdir_bucket_of places them; empty slots stay null.
+ * NULL with EINVAL (not a dir, bad level) or ENOMEM.
+ */
+json_t *treeobj_hdir_from_dir (const json_t *dir, int level);
 /* 64-bit name hash used to place entries (FNV-1a: never to change). */
 uint64_t treeobj_name_hash (const char *name);
 

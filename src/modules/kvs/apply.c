@@ -554,36 +554,6 @@ static int store_dir (struct round *rd, json_t *dir, char *ref)
 
 static int unroll (struct round *rd, json_t *dir, int level, char *ref);
 
-/* A dir with too many entries becomes an hdir of the given level. */
-static json_t *to_hdir (json_t *dir, int level)
-{
-    json_t *h = treeobj_create_hdir (level);
-    const char *name;
-    json_t *e;
-    int count = 0;
-
-    if (!h)
-        return NULL;
-    json_object_foreach (treeobj_data (dir), name, e) {
-        int slot = treeobj_hdir_bucket_of (h, name);
-        json_t *bucket = treeobj_hdir_slot (h, slot);
-        if (json_is_null (bucket)) {
-            if (!(bucket = treeobj_create_dir ())
-                || treeobj_hdir_set_slot (h, slot, bucket) < 0)
-                goto error;
-        }
-        if (treeobj_dir_set (bucket, name, json_incref (e)) < 0)
-            goto error;
-        count++;
-    }
-    if (treeobj_hdir_set_count (h, count) < 0)
-        goto error;
-    return h;
-error:
-    json_decref (h);
-    return NULL;
-}
-
 /* Store a directory-like working object and everything new below it;
  * inline children become dirrefs (slots of an hdir become refs).  'level'
  * is the hash level a dir would get if it grew too big.
@@ -628,7 +598,7 @@ static int unroll (struct round *rd, json_t *dir, int level, char *ref)
     }
     if (json_object_size (data) > (size_t)ctx->limits.hdir_threshold
         && level <= TREEOBJ_HDIR_MAXLEVEL) {
-        json_t *h = to_hdir (dir, level);
+        json_t *h = treeobj_hdir_from_dir (dir, level);
         int rc;
         if (!h)
             return -1;

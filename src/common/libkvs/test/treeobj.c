@@ -133,6 +133,58 @@ static void test_hdir (void **state)
     assert_null (treeobj_create_hdir (16));
 }
 
+/* A dir turned into an hdir: every entry (shared, not copied) in the
+ * bucket bucket_of names, the count set, empty buckets null.
+ */
+static void test_hdir_from_dir (void **state)
+{
+    json_t *d = treeobj_create_dir ();
+    char name[16];
+    for (int i = 0; i < 40; i++) {
+        snprintf (name, sizeof (name), "k%d", i);
+        assert_int_equal (treeobj_dir_set (d, name, treeobj_create_val ("x", 1)), 0);
+    }
+    for (int level = 0; level < 2; level++) {
+        json_t *h = treeobj_hdir_from_dir (d, level);
+        int found = 0;
+        assert_non_null (h);
+        assert_int_equal (treeobj_hdir_level (h), level);
+        assert_int_equal (treeobj_hdir_count (h), 40);
+        for (int i = 0; i < 40; i++) {
+            snprintf (name, sizeof (name), "k%d", i);
+            json_t *bucket = treeobj_hdir_slot (h, treeobj_hdir_bucket_of (h, name));
+            assert_true (treeobj_is_dir (bucket));
+            assert_ptr_equal (treeobj_dir_get (bucket, name), treeobj_dir_get (d, name));
+        }
+        for (int slot = 0; slot < TREEOBJ_HDIR_FANOUT; slot++) {
+            json_t *bucket = treeobj_hdir_slot (h, slot);
+            if (json_is_null (bucket))
+                continue;
+            assert_true (treeobj_dir_count (bucket) > 0);
+            found += treeobj_dir_count (bucket);
+        }
+        assert_int_equal (found, 40);
+        json_decref (h);
+    }
+    json_t *e = treeobj_create_dir ();
+    json_t *empty = treeobj_hdir_from_dir (e, 0);
+    assert_non_null (empty);
+    assert_int_equal (treeobj_hdir_count (empty), 0);
+    assert_int_equal (treeobj_validate (empty), 0);
+    json_decref (empty);
+    json_decref (e);
+    errno = 0;
+    assert_null (treeobj_hdir_from_dir (d, 16));
+    assert_int_equal (errno, EINVAL);
+    json_t *v = treeobj_create_val ("x", 1);
+    errno = 0;
+    assert_null (treeobj_hdir_from_dir (v, 0));
+    assert_int_equal (errno, EINVAL);
+    assert_null (treeobj_hdir_from_dir (NULL, 0));
+    json_decref (v);
+    json_decref (d);
+}
+
 static void test_encode_matches_json (void **state)
 {
     /* the hand-written encoder is canonical JSON: it parses back to the
@@ -234,6 +286,7 @@ int main (void)
         cmocka_unit_test (test_dir),
         cmocka_unit_test (test_refs_symlink),
         cmocka_unit_test (test_hdir),
+        cmocka_unit_test (test_hdir_from_dir),
         cmocka_unit_test (test_encode_matches_json),
         cmocka_unit_test (test_invalid),
         cmocka_unit_test (test_encode_refuses_misshapen_nested),
