@@ -367,12 +367,17 @@ static int dl_set (struct round *rd, json_t *dir, const char *name, json_t *entr
  * stale; a change at a cached path (that directory replaced or removed)
  * empties the cache.  Changes inside a cached directory keep it valid
  * (it is changed in place).  Paths walked through a symlink are not
- * cached.  A failure to cache only costs a walk later.
+ * cached.  A failure to cache empties the cache and caches nothing more
+ * on that walk (its deeper paths would lack their prefix): it only costs
+ * walks later.
  */
-static void walked_put (struct round *rd, const char *path, json_t *dir)
+static bool walked_put (struct round *rd, const char *path, json_t *dir)
 {
-    if (rd->walked && hashmap_update (rd->walked, path, dir) < 0)
-        hashmap_clear (rd->walked);
+    if (hashmap_update (rd->walked, path, dir) < 0) {
+        hashmap_clear (rd->walked);     /* the deeper paths must not follow */
+        return false;
+    }
+    return true;
 }
 
 static void walked_clear (struct round *rd)
@@ -387,6 +392,7 @@ static int apply_op (struct round *rd, char *key, json_t *obj, int links)
 {
     json_t *dir = rd->root;
     char *leaf = key, *dot;
+    bool cache = rd->walked != NULL;
     int delta, rc;
 
     if (kvs_path_is_root (key)) {  /* the root itself: replaced by an (empty) dir */
@@ -447,7 +453,8 @@ static int apply_op (struct round *rd, char *key, json_t *obj, int links)
         }
         json_decref (sub);
         dir = sub;
-        walked_put (rd, key, dir);
+        if (cache)
+            cache = walked_put (rd, key, dir);
         *dot = '.';
         leaf = dot + 1;
     }
