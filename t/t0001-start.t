@@ -109,4 +109,20 @@ test_expect_success 'a broker.sched-slice out of range is refused' '
 	test_must_fail canopy start -n 1 -S broker.sched-slice=x -- true 2>slice.err &&
 	grep "bad attribute broker.sched-slice=x" slice.err
 '
+# broker.heap-keep: all threads on one malloc arena, free memory kept
+# (heap.h).  A sanitizer's allocator takes no such settings: then it is 0.
+test_expect_success NO_SANITIZER 'broker.heap-keep is 64 MiB by default, 0 when asked' '
+	canopy start -n 1 -- canopy getattr broker.heap-keep >keep.out &&
+	test "$(cat keep.out)" = 67108864 &&
+	canopy start -n 1 -S broker.heap-keep=1048576 -- canopy getattr broker.heap-keep >keep.out &&
+	test "$(cat keep.out)" = 1048576 &&
+	canopy start -n 1 -S broker.heap-keep=0 -- canopy getattr broker.heap-keep >keep.out &&
+	test "$(cat keep.out)" = 0
+'
+test_expect_success 'a bad broker.heap-keep is refused' '
+	test_must_fail canopy start -n 1 -S broker.heap-keep=x -- true 2>keep.err &&
+	grep "bad attribute broker.heap-keep=x" keep.err &&
+	test_must_fail canopy start -n 1 -S broker.heap-keep=1073741825 -- true 2>keep.err &&
+	grep "bad attribute broker.heap-keep=1073741825" keep.err
+'
 test_done

@@ -39,6 +39,7 @@
 #include "src/common/libutil/fdutil.h"
 #include "src/common/libutil/installpaths.h"
 #include "src/common/libutil/sched_slice.h"
+#include "src/common/libutil/heap.h"
 #include "broker.h"
 #include "overlay.h"
 #include "connector.h"
@@ -51,6 +52,7 @@
 #define SHUTDOWN_CHILD_TIMEOUT 20.0
 #define DEFAULT_MODULES "content,content-sqlite,kvs,resource,exec"
 #define DEFAULT_SCHED_SLICE_US 100
+#define DEFAULT_HEAP_KEEP (64u * 1024 * 1024)
 
 int builtins_init (struct broker *b);
 
@@ -118,6 +120,33 @@ static int init_sched_slice (struct broker *b)
     now = sched_slice_get ();
     return attr_set_uint (b->attrs, "broker.sched-slice", now > 0 ? now : 0,
                           ATTR_IMMUTABLE);
+}
+
+/* How malloc keeps memory (heap.h), from broker.heap-keep (bytes of free
+ * memory kept; 0: glibc's defaults).  Called before any other thread
+ * exists, so that ZeroMQ's and the modules' threads share one arena:
+ * what the KVS touches ahead (heap_prefault after a large kvs.prime) then
+ * serves the thread that receives the next one.  An allocator that takes
+ * no such settings (a sanitizer's, valgrind's) is not an error; the
+ * attribute then says 0.
+ */
+static int init_heap (struct broker *b)
+{
+    const char *s = attr_get (b->attrs, "broker.heap-keep", NULL);
+    uint32_t keep = DEFAULT_HEAP_KEEP;
+
+    if (s && (parse_uint (s, &keep) < 0 || keep > HEAP_KEEP_MAX)) {
+        log_msg ("bad attribute broker.heap-keep=%s (0 to %zu bytes)", s,
+                 (size_t)HEAP_KEEP_MAX);
+        errno = EINVAL;
+        return -1;
+    }
+    if (keep > 0 && heap_share (keep) < 0) {
+        broker_log (b, LOG_INFO, "cannot keep %u bytes of free memory: %s",
+                    keep, strerror (errno));
+        keep = 0;
+    }
+    return attr_set_uint (b->attrs, "broker.heap-keep", keep, ATTR_IMMUTABLE);
 }
 
 /* Shutdown */
@@ -619,7 +648,7 @@ int main (int argc, char *argv[])
         (void)attr_set (b->attrs, "log-stderr-level", "6", 0, true);
     if (init_attrs (b) < 0)
         log_err_exit ("attributes");
-    if (init_sched_slice (b) < 0)
+    if (init_sched_slice (b) < 0 || init_heap (b) < 0)
         exit (1);
     if (router_init (b) < 0 || builtins_init (b) < 0 || events_init (b) < 0)
         log_err_exit ("services");

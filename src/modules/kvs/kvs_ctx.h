@@ -62,6 +62,9 @@ struct kvs_ctx {
     int prime_version;              /* value loads held for the kvs.prime
                                      * of this version, or -1 */
     canopy_watcher_t *prime_timer;  /* releases a hold whose event is lost */
+    canopy_watcher_t *prefault_w;   /* touches memory ahead (heap.h) */
+    size_t prefault_size;           /* ... this much */
+    size_t heap_keep;               /* broker.heap-keep (0: no prefault) */
     bool unloading;                 /* mod_main is answering what is left */
     char rootref[BLOBREF_MAX];
     int version;
@@ -100,6 +103,7 @@ struct kvs_ctx {
         uint64_t held_loads;    /* value loads held for a kvs.prime event */
         uint64_t held_hits;     /* ... whose value that event brought */
         uint64_t lost_events;   /* overlay.lost events acted on (rank 0) */
+        uint64_t prefaults;     /* heap_prefault calls (prefault_cb) */
     } stats;
     /* Where fence time goes (all in microseconds; see kvs.stats "timing").
      * CPU time of this thread: relay_decode/relay_encode per kvs.relay

@@ -1,0 +1,39 @@
+/* heap.h - how a long-running, many-threaded daemon's malloc keeps memory.
+ *
+ * A broker's memory grows with what its caches hold: every collective
+ * fence of 512 values of 1 KiB leaves ~0.5 MiB more on each broker.  Fresh
+ * memory costs a page fault (a trap, a zeroed page, a cgroup charge: 2-3 us
+ * a page on a virtual machine) the first time it is written, and glibc
+ * gives each thread its own arena: the ZeroMQ thread that receives an
+ * event and the module thread that builds one grow different heaps, and
+ * blocks of 128 KiB or more are mmap'd and unmapped one by one.  A fence
+ * on 8 brokers took ~2 300 faults, most of them inside the fence.
+ *
+ * heap_share: from now on all threads allocate from one arena, blocks of
+ * up to 32 MiB come from it (not from mmap), and up to 'keep' bytes of
+ * free memory stay with the process instead of going back to the kernel.
+ * Memory one thread frees, and pages touched ahead by heap_prefault,
+ * then serve the next allocation of any thread without faults.  Call it
+ * before other threads exist (threads keep the arena they have).
+ * Returns 0, or -1 with errno EINVAL (keep 0, or beyond HEAP_KEEP_MAX)
+ * or ENOSYS (not glibc).  glibc may have taken some of the settings
+ * before failing on another.
+ *
+ * heap_prefault: touch 'size' bytes of free memory now (allocate, write a
+ * byte per page, free), so that the next allocations of about that much
+ * find their pages present.  For a quiet moment: it costs the faults it
+ * saves later.  Useful only after heap_share (elsewhere the pages may be
+ * returned at once); sizes are capped at HEAP_KEEP_MAX.  Best effort: no
+ * error if the memory cannot be had.
+ */
+#ifndef CANOPY_UTIL_HEAP_H
+#define CANOPY_UTIL_HEAP_H
+
+#include <stddef.h>
+
+#define HEAP_KEEP_MAX ((size_t)1 << 30)
+
+int heap_share (size_t keep);
+void heap_prefault (size_t size);
+
+#endif
