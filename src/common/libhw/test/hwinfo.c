@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "src/common/libutil/test/test_skip.h"
 #include <errno.h>
 #include <unistd.h>
 #include <sched.h>
@@ -27,7 +28,7 @@ static void test_bind (void **state)
     cpu_set_t before, after;
     assert_int_equal (sched_getaffinity (0, sizeof (before), &before), 0);
     if (hwinfo_bind_core (getpid (), 0) < 0) {
-        skip ();    /* binding not permitted here */
+        TEST_SKIP ("binding to a core is not permitted here");
     }
     assert_int_equal (sched_getaffinity (0, sizeof (after), &after), 0);
     assert_true (CPU_COUNT (&after) >= 1);

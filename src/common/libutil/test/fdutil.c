@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "src/common/libutil/test/test_skip.h"
 #include <string.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -43,7 +44,7 @@ static void test_raise_limit (void **state)
 
     assert_int_equal (getrlimit (RLIMIT_NOFILE, &rl), 0);
     if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max < 128)
-        skip ();
+        TEST_SKIP ("no finite hard limit of 128 descriptors or more to test with");
     /* start low, so that raising has room */
     now = rl;
     now.rlim_cur = 64;

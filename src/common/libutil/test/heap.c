@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "src/common/libutil/test/test_skip.h"
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -84,8 +85,7 @@ static void test_prefault (void **state)
 #ifdef __GLIBC__
     const char *preload = getenv ("LD_PRELOAD");
     if (preload && strstr (preload, "vgpreload")) {
-        print_message ("# under valgrind (its malloc takes no settings): skipped\n");
-        skip ();
+        TEST_SKIP ("under valgrind (its malloc takes no settings)");
     }
     long page = sysconf (_SC_PAGESIZE);
     long pages = 4 * MIB / page;
@@ -97,13 +97,12 @@ static void test_prefault (void **state)
      * and may not fault page by page: nothing to show there
      */
     if (cold == -2 || (cold >= 0 && cold < pages / 2)) {
-        print_message ("# malloc is not glibc's here: skipped\n");
-        skip ();
+        TEST_SKIP ("malloc is not glibc's here");
     }
     assert_true (cold >= pages / 2);
     assert_true (warm >= 0 && warm < pages / 16);
 #else
-    skip ();
+    TEST_SKIP ("not glibc");
 #endif
 }
 

@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "src/common/libutil/test/test_skip.h"
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -46,7 +47,7 @@ static void test_set_get (void **state)
     /* skipped only where the kernel has no slices to report (before
      * 6.12) or the calls are filtered out, never because a set failed */
     if (dflt == 0 || (dflt < 0 && (errno == ENOSYS || errno == EPERM)))
-        skip ();
+        TEST_SKIP ("this kernel reports no scheduler slices (before 6.12)");
     assert_true (dflt > 0);
     assert_int_equal (sched_slice_set (300), 0);
     assert_int_equal (sched_slice_get (), 300);
@@ -80,7 +81,7 @@ static void test_not_fair (void **state)
     assert_int_equal (waitpid (pid, &status, 0), pid);
     assert_true (WIFEXITED (status));
     if (WEXITSTATUS (status) == 2)
-        skip ();
+        TEST_SKIP ("SCHED_IDLE is not permitted here");
     assert_int_equal (WEXITSTATUS (status), 0);
 }
 
