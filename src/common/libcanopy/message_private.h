@@ -1,5 +1,6 @@
 /* message_private.h - the message structure, shared by message.c,
- * msg_codec.c and msg_queue.c (which looks at the reference count) only.
+ * msg_codec.c and msg_queue.c (which looks at the reference count) only;
+ * msg_stream.c uses the head encoder declared here.
  * Everyone else uses the accessors in message.h.
  *
  * routes[0] is the bottom of the stack (the original sender) and
@@ -65,6 +66,14 @@ int msg_payload_attach_external (struct canopy_msg *msg, void *data, size_t size
  */
 void *msg_payload_ref (const struct canopy_msg *msg);
 void msg_payload_unref (void *data, void *hint);
+
+/* msg_codec.c: a message's flat record (canopy_msg_encode) is its head,
+ * then its payload's bytes.  msg_encode_head writes the head, exactly
+ * msg_encode_head_size bytes (the payload's length included), so that a
+ * stream can send the payload from where it is (msg_frame_send).
+ */
+size_t msg_encode_head_size (const struct canopy_msg *msg);
+void msg_encode_head (const struct canopy_msg *msg, void *buf);
 
 /* msg_codec.c: discard the rest of a multipart ZeroMQ message. */
 void msg_zsock_drain (void *sock);

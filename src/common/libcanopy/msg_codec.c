@@ -145,14 +145,19 @@ size_t canopy_msg_encode_size (const canopy_msg_t *msg)
     return size;
 }
 
-int canopy_msg_encode_into (const canopy_msg_t *msg, void *buf, size_t size)
+size_t msg_encode_head_size (const canopy_msg_t *msg)
+{
+    size_t size = canopy_msg_encode_size (msg);
+    if (msg->flags & CANOPY_MSGFLAG_PAYLOAD)
+        size -= msg->payload_size;
+    return size;
+}
+
+/* The flat record but the payload's bytes (they come last). */
+void msg_encode_head (const canopy_msg_t *msg, void *buf)
 {
     uint8_t *p = buf;
 
-    if (!msg || !buf || size < canopy_msg_encode_size (msg)) {
-        errno = EINVAL;
-        return -1;
-    }
     encode_header (msg, p);
     p += CANOPY_MSG_HDR_SIZE;
     if (msg->flags & CANOPY_MSGFLAG_ROUTE) {
@@ -170,11 +175,20 @@ int canopy_msg_encode_into (const canopy_msg_t *msg, void *buf, size_t size)
         memcpy (p, msg->topic, len);
         p += len;
     }
-    if (msg->flags & CANOPY_MSGFLAG_PAYLOAD) {
+    if (msg->flags & CANOPY_MSGFLAG_PAYLOAD)
         put32 (p, msg->payload_size);
-        p += 4;
-        memcpy (p, msg->payload, msg->payload_size);
+}
+
+int canopy_msg_encode_into (const canopy_msg_t *msg, void *buf, size_t size)
+{
+    if (!msg || !buf || size < canopy_msg_encode_size (msg)) {
+        errno = EINVAL;
+        return -1;
     }
+    msg_encode_head (msg, buf);
+    if (msg->flags & CANOPY_MSGFLAG_PAYLOAD)
+        memcpy ((uint8_t *)buf + msg_encode_head_size (msg), msg->payload,
+                msg->payload_size);
     return 0;
 }
 

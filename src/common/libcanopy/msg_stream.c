@@ -15,7 +15,9 @@
 #include <unistd.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include "msg_stream.h"
+#include "message_private.h"
 
 #define READ_CHUNK 65536
 
@@ -174,41 +176,72 @@ void *msg_frame_encode (const canopy_msg_t *msg, size_t *sizep)
     return buf;
 }
 
+/* The frame is its length, the record's head and the payload, sent with
+ * one sendmsg from where each is: a large payload (a fence's values) is
+ * not copied into a frame buffer first, which in a new process also meant
+ * a page fault for every 4 KiB of it.
+ */
 int msg_frame_send (int fd, const canopy_msg_t *msg, bool nonblock)
 {
-    size_t size, done = 0;
-    char *buf;
+    size_t size = msg_frame_size (msg);
+    size_t hsize, done = 0;
+    uint8_t stackbuf[512], *head = stackbuf;
+    const void *payload = NULL;
+    size_t plen = 0;
+    int rc = -1;
 
-    if (!(buf = msg_frame_encode (msg, &size)))
+    if (size == 0)
         return -1;
+    hsize = 4 + msg_encode_head_size (msg);
+    if (hsize > sizeof (stackbuf) && !(head = malloc (hsize))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    head[0] = (size - 4) >> 24;
+    head[1] = (size - 4) >> 16;
+    head[2] = (size - 4) >> 8;
+    head[3] = size - 4;
+    msg_encode_head (msg, head + 4);
+    if (hsize < size)
+        (void)canopy_msg_get_payload (msg, &payload, &plen);
     while (done < size) {
-        ssize_t n = send (fd, buf + done, size - done,
-                          MSG_NOSIGNAL | (nonblock && done == 0 ? MSG_DONTWAIT : 0));
+        struct iovec iov[2];
+        struct msghdr mh = { .msg_iov = iov };
+        if (done < hsize) {
+            iov[0] = (struct iovec){ head + done, hsize - done };
+            iov[1] = (struct iovec){ (void *)payload, plen };
+            mh.msg_iovlen = plen > 0 ? 2 : 1;
+        }
+        else {
+            iov[0] = (struct iovec){ (uint8_t *)payload + (done - hsize), size - done };
+            mh.msg_iovlen = 1;
+        }
+        ssize_t n = sendmsg (fd, &mh,
+                             MSG_NOSIGNAL | (nonblock && done == 0 ? MSG_DONTWAIT : 0));
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
                 if (nonblock && done == 0)
-                    goto error;
+                    goto done;
                 struct pollfd pfd = { .fd = fd, .events = POLLOUT };
                 (void)poll (&pfd, 1, -1);
                 continue;
             }
             if (errno == EPIPE)
                 errno = ECONNRESET;
-            goto error;
+            goto done;
         }
         done += n;
     }
-    free (buf);
-    return 0;
-error:
-    {
+    rc = 0;
+done:
+    if (head != stackbuf) {
         int saved_errno = errno;
-        free (buf);
+        free (head);
         errno = saved_errno;
     }
-    return -1;
+    return rc;
 }
 
 int msg_stamp_credentials (canopy_msg_t *msg, uint32_t peer_userid, uint32_t peer_rolemask)

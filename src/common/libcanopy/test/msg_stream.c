@@ -1,6 +1,8 @@
 /* test/msg_stream.c - length-prefixed framing over a socketpair:
- * many messages per read, one message split across many reads, and an
- * oversized or corrupt frame.
+ * many messages per read, one message split across many reads, an
+ * oversized or corrupt frame, and msg_frame_send's gathered writes (the
+ * same bytes as msg_frame_encode, large payloads sent in many pieces, a
+ * long head, a full socket without waiting, a peer gone).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +14,7 @@
 #include <errno.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <pthread.h>
 #include <canopy/message.h>
 #include "src/common/libcanopy/msg_stream.h"
 
@@ -100,6 +103,129 @@ static void test_split_large (void **state)
     close (sv[0]);
     close (sv[1]);
     msg_instream_release (&in);
+}
+
+struct sink {
+    int fd;
+    char *buf;
+    size_t len;
+};
+
+/* Read everything until EOF. */
+static void *sink_thread (void *arg)
+{
+    struct sink *sk = arg;
+    size_t cap = 0;
+    for (;;) {
+        if (cap - sk->len < 65536) {
+            cap = cap ? cap * 2 : 1 << 20;
+            sk->buf = realloc (sk->buf, cap);
+            if (!sk->buf)
+                return NULL;
+        }
+        ssize_t n = read (sk->fd, sk->buf + sk->len, cap - sk->len);
+        if (n <= 0)
+            break;
+        sk->len += n;
+    }
+    return NULL;
+}
+
+static void test_frame_send (void **state)
+{
+    int sv[2];
+    struct sink sk = { 0 };
+    pthread_t t;
+    canopy_msg_t *m[4];
+    char route[61];
+    size_t big = 3 << 20;       /* larger than the socket's buffer */
+    char *payload = malloc (big);
+
+    assert_non_null (payload);
+    for (size_t i = 0; i < big; i++)
+        payload[i] = (char)(i * 7 + 3);
+    memset (route, 'r', sizeof (route) - 1);
+    route[sizeof (route) - 1] = '\0';
+    for (int i = 0; i < 4; i++)
+        assert_non_null ((m[i] = canopy_msg_create (CANOPY_MSGTYPE_REQUEST)));
+    /* routes, topic and a large payload */
+    assert_int_equal (canopy_msg_route_enable (m[0]), 0);
+    assert_int_equal (canopy_msg_route_push (m[0], "a"), 0);
+    assert_int_equal (canopy_msg_set_topic (m[0], "x.y"), 0);
+    assert_int_equal (canopy_msg_set_payload (m[0], payload, big), 0);
+    /* no payload */
+    assert_int_equal (canopy_msg_set_topic (m[1], "only.topic"), 0);
+    /* a head longer than the stack buffer (ten 60-byte routes) */
+    assert_int_equal (canopy_msg_route_enable (m[2]), 0);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal (canopy_msg_route_push (m[2], route), 0);
+    assert_int_equal (canopy_msg_set_topic (m[2], "long.head"), 0);
+    assert_int_equal (canopy_msg_set_payload (m[2], "abc", 3), 0);
+    /* a one-byte payload, nothing else */
+    assert_int_equal (canopy_msg_set_payload (m[3], "z", 1), 0);
+
+    assert_int_equal (socketpair (AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    sk.fd = sv[1];
+    assert_int_equal (pthread_create (&t, NULL, sink_thread, &sk), 0);
+    /* the large one first without waiting: what fits goes at once, the
+     * rest in more writes, resuming inside the payload
+     */
+    for (int i = 0; i < 4; i++)
+        assert_int_equal (msg_frame_send (sv[0], m[i], i == 0), 0);
+    close (sv[0]);
+    assert_int_equal (pthread_join (t, NULL), 0);
+    close (sv[1]);
+    /* the stream is exactly the frames msg_frame_encode makes */
+    size_t off = 0;
+    for (int i = 0; i < 4; i++) {
+        size_t size;
+        void *want = msg_frame_encode (m[i], &size);
+        assert_non_null (want);
+        assert_true (off + size <= sk.len);
+        assert_memory_equal (sk.buf + off, want, size);
+        off += size;
+        free (want);
+    }
+    assert_int_equal (off, sk.len);
+    free (sk.buf);
+
+    /* a full socket: with nonblock, EAGAIN and nothing written */
+    assert_int_equal (socketpair (AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    int sent = 0;
+    while (msg_frame_send (sv[0], m[3], true) == 0)
+        sent++;
+    assert_int_equal (errno, EAGAIN);
+    assert_true (sent > 0);
+    struct msg_instream in;
+    msg_instream_init (&in);
+    int got = 0;
+    close (sv[0]);
+    for (;;) {
+        canopy_msg_t *msg = msg_instream_next (&in);
+        if (msg) {
+            got++;
+            canopy_msg_decref (msg);
+            continue;
+        }
+        assert_int_equal (errno, EAGAIN);
+        if (msg_instream_fill (&in, sv[1]) <= 0)
+            break;
+    }
+    assert_int_equal (got, sent);       /* whole frames only */
+    msg_instream_release (&in);
+    close (sv[1]);
+
+    /* the peer gone */
+    assert_int_equal (socketpair (AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    close (sv[1]);
+    errno = 0;
+    assert_int_equal (msg_frame_send (sv[0], m[0], false), -1);
+    assert_int_equal (errno, ECONNRESET);
+    close (sv[0]);
+
+    for (int i = 0; i < 4; i++)
+        canopy_msg_decref (m[i]);
+    free (payload);
 }
 
 static void test_bad_frames (void **state)
@@ -239,6 +365,7 @@ int main (void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_batch),
         cmocka_unit_test (test_split_large),
+        cmocka_unit_test (test_frame_send),
         cmocka_unit_test (test_bad_frames),
         cmocka_unit_test (test_claimed_size_not_preallocated),
         cmocka_unit_test (test_stamp_credentials),
