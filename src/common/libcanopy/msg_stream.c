@@ -39,6 +39,15 @@ static uint32_t get32 (const void *p)
          | ((uint32_t)b[2] << 8) | (uint32_t)b[3];
 }
 
+static void put32 (void *p, uint32_t v)
+{
+    uint8_t *b = p;
+    b[0] = v >> 24;
+    b[1] = v >> 16;
+    b[2] = v >> 8;
+    b[3] = v;
+}
+
 /* How many bytes the frame at the read offset needs in total (or 4 if
  * its length is not known yet).
  */
@@ -150,14 +159,8 @@ size_t msg_frame_size (const canopy_msg_t *msg)
 
 void msg_frame_encode_into (const canopy_msg_t *msg, void *buf, size_t size)
 {
-    uint8_t *p = buf;
-    size_t n = size - 4;
-
-    p[0] = n >> 24;
-    p[1] = n >> 16;
-    p[2] = n >> 8;
-    p[3] = n;
-    (void)canopy_msg_encode_into (msg, p + 4, n);
+    put32 (buf, size - 4);
+    (void)canopy_msg_encode_into (msg, (uint8_t *)buf + 4, size - 4);
 }
 
 void *msg_frame_encode (const canopy_msg_t *msg, size_t *sizep)
@@ -197,10 +200,7 @@ int msg_frame_send (int fd, const canopy_msg_t *msg, bool nonblock)
         errno = ENOMEM;
         return -1;
     }
-    head[0] = (size - 4) >> 24;
-    head[1] = (size - 4) >> 16;
-    head[2] = (size - 4) >> 8;
-    head[3] = size - 4;
+    put32 (head, size - 4);
     msg_encode_head (msg, head + 4);
     if (hsize < size)
         (void)canopy_msg_get_payload (msg, &payload, &plen);

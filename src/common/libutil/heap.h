@@ -15,9 +15,10 @@
  * Memory one thread frees, and pages touched ahead by heap_prefault,
  * then serve the next allocation of any thread without faults.  Call it
  * before other threads exist (threads keep the arena they have).
- * Returns 0, or -1 with errno EINVAL (keep 0, or beyond HEAP_KEEP_MAX)
- * or ENOSYS (not glibc).  glibc may have taken some of the settings
- * before failing on another.
+ * Returns 0, or -1 with errno EINVAL (keep 0, or beyond HEAP_KEEP_MAX,
+ * or the allocator refused a setting: a sanitizer's does) or ENOSYS (not
+ * glibc).  glibc may have taken some of the settings before refusing
+ * another.
  *
  * heap_prefault: touch 'size' bytes of free memory now (allocate, write a
  * byte per page, free), so that the next allocations of about that much
