@@ -125,4 +125,37 @@ test_expect_success 'a bad broker.heap-keep is refused' '
 	test_must_fail canopy start -n 1 -S broker.heap-keep=1073741825 -- true 2>keep.err &&
 	grep "bad attribute broker.heap-keep=1073741825" keep.err
 '
+# broker.heap-cache: each thread's cache of freed small blocks (glibc's
+# tcache_count), set by re-executing the broker with it in GLIBC_TUNABLES
+# (heap.h); the broker's children get the environment it was started with.
+test_expect_success NO_SANITIZER 'broker.heap-cache is 2048 by default, in effect in the broker only' '
+	canopy start -n 1 -- sh -c "canopy getattr broker.heap-cache &&
+		tr \"\\000\" \"\\n\" </proc/\$(canopy getattr broker.pid)/environ &&
+		echo child=\${GLIBC_TUNABLES-unset}" >cache.out &&
+	test "$(head -n 1 cache.out)" = 2048 &&
+	grep "^GLIBC_TUNABLES=glibc.malloc.tcache_count=2048\$" cache.out &&
+	grep "^child=unset\$" cache.out &&
+	canopy start -n 1 -- env >env.out &&
+	grep ^PATH= env.out &&
+	! grep ^CANOPY_HEAP_CACHE_WAS env.out
+'
+test_expect_success NO_SANITIZER 'broker.heap-cache keeps the environment'"'"'s tunables and its count' '
+	GLIBC_TUNABLES=glibc.malloc.perturb=0 canopy start -n 1 -- sh -c \
+		"canopy getattr broker.heap-cache && echo child=\$GLIBC_TUNABLES" >cache.out &&
+	test "$(head -n 1 cache.out)" = 2048 &&
+	grep "^child=glibc.malloc.perturb=0\$" cache.out &&
+	GLIBC_TUNABLES=glibc.malloc.tcache_count=100 canopy start -n 1 -- \
+		canopy getattr broker.heap-cache >cache.out &&
+	test "$(cat cache.out)" = 100 &&
+	canopy start -n 1 -S broker.heap-cache=0 -- sh -c "canopy getattr broker.heap-cache &&
+		tr \"\\000\" \"\\n\" </proc/\$(canopy getattr broker.pid)/environ" >cache.out &&
+	test "$(head -n 1 cache.out)" = 0 &&
+	! grep tcache_count cache.out
+'
+test_expect_success 'a bad broker.heap-cache is refused' '
+	test_must_fail canopy start -n 1 -S broker.heap-cache=x -- true 2>cache.err &&
+	grep "bad attribute broker.heap-cache=x" cache.err &&
+	test_must_fail canopy start -n 1 -S broker.heap-cache=65536 -- true 2>cache.err &&
+	grep "bad attribute broker.heap-cache=65536" cache.err
+'
 test_done

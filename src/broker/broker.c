@@ -53,6 +53,7 @@
 #define DEFAULT_MODULES "content,content-sqlite,kvs,resource,exec"
 #define DEFAULT_SCHED_SLICE_US 100
 #define DEFAULT_HEAP_KEEP (64u * 1024 * 1024)
+#define DEFAULT_HEAP_CACHE 2048u
 
 int builtins_init (struct broker *b);
 
@@ -134,6 +135,7 @@ static int init_heap (struct broker *b)
 {
     const char *s = attr_get (b->attrs, "broker.heap-keep", NULL);
     uint32_t keep = DEFAULT_HEAP_KEEP;
+    uint32_t cache;
 
     if (s && (parse_uint (s, &keep) < 0 || keep > HEAP_KEEP_MAX)) {
         log_msg ("bad attribute broker.heap-keep=%s (0 to %zu bytes)", s,
@@ -146,7 +148,46 @@ static int init_heap (struct broker *b)
                     keep, strerror (errno));
         keep = 0;
     }
-    return attr_set_uint (b->attrs, "broker.heap-keep", keep, ATTR_IMMUTABLE);
+    if (attr_set_uint (b->attrs, "broker.heap-keep", keep, ATTR_IMMUTABLE) < 0)
+        return -1;
+    /* broker.heap-cache was acted on at the start (start_heap_cache):
+     * check it here like every attribute, and say what is in effect
+     */
+    s = attr_get (b->attrs, "broker.heap-cache", NULL);
+    if (s && (parse_uint (s, &cache) < 0 || cache > HEAP_CACHE_MAX)) {
+        log_msg ("bad attribute broker.heap-cache=%s (0 to %u blocks)", s,
+                 (unsigned int)HEAP_CACHE_MAX);
+        errno = EINVAL;
+        return -1;
+    }
+    if (b->heap_cache < 0) {
+        broker_log (b, LOG_INFO, "cannot give threads a malloc cache: %s",
+                    strerror (b->heap_cache_errno));
+    }
+    return attr_set_uint (b->attrs, "broker.heap-cache",
+                          b->heap_cache > 0 ? (uint32_t)b->heap_cache : 0,
+                          ATTR_IMMUTABLE);
+}
+
+/* broker.heap-cache, read from the command line before anything else is
+ * set up: heap_cache_exec re-executes the broker with it (heap.h), and
+ * the broker's children get the environment it was started with.  A bad
+ * value does nothing here; init_heap refuses it.
+ */
+static void start_heap_cache (struct broker *b, char **setattrs, int nsetattrs,
+                              char **argv)
+{
+    const char *name = "broker.heap-cache=";
+    size_t len = strlen (name);
+    uint32_t count = DEFAULT_HEAP_CACHE;
+
+    for (int i = 0; i < nsetattrs; i++) {
+        if (!strncmp (setattrs[i], name, len)
+            && (parse_uint (setattrs[i] + len, &count) < 0 || count > HEAP_CACHE_MAX))
+            return;
+    }
+    if ((b->heap_cache = heap_cache_exec (count, argv)) < 0)
+        b->heap_cache_errno = errno;
 }
 
 /* Shutdown */
@@ -609,6 +650,8 @@ int main (int argc, char *argv[])
     }
     if (optind < argc)
         b->initial_argv = &argv[optind];
+    /* first, before any connection or thread: it may execute us again */
+    start_heap_cache (b, setattrs, nsetattrs, argv);
     if (config) {
         if (have_size)
             log_msg_exit ("--size comes from the configuration file (its hosts)");

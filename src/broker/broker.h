@@ -67,6 +67,8 @@ struct broker {
     canopy_watcher_t *shutdown_timer;
     canopy_watcher_t *shutdown_check;
     int sigfd;
+    int heap_cache;             /* malloc cache in effect (heap_cache_exec) */
+    int heap_cache_errno;
     char **initial_argv;        /* rank 0: program to run when ready */
     char *exec_path;            /* our own executable */
 };

@@ -26,6 +26,24 @@
  * saves later.  Useful only after heap_share (elsewhere the pages may be
  * returned at once); sizes are capped at HEAP_KEEP_MAX.  Best effort: no
  * error if the memory cannot be had.
+ *
+ * heap_cache_exec: have every thread keep up to 'count' freed blocks of
+ * each small size (up to ~1 KiB) for itself, glibc's tcache (7 by
+ * default).  A thread then allocates and frees such blocks without the
+ * arena's lock, which with heap_share is one lock for all threads.
+ * glibc reads this setting only when a program starts (the
+ * glibc.malloc.tcache_count tunable), so the call re-executes the running
+ * program (/proc/self/exe, same argv, same pid, open descriptors kept)
+ * with it added to GLIBC_TUNABLES.  Call it first thing in main, before
+ * any thread, socket or connection exists; it does not return then.  In
+ * the re-executed program the same call puts GLIBC_TUNABLES back as it
+ * was (the program's children do not inherit the setting) and returns
+ * 'count'.  Returns the count in effect: 0 for count 0 (nothing done),
+ * the one GLIBC_TUNABLES already sets (the environment's choice is
+ * kept, no re-execution), or 'count'; -1 with errno EINVAL (count
+ * beyond HEAP_CACHE_MAX), ENOSYS (malloc is not glibc's, or valgrind
+ * runs the program: re-executing would leave valgrind) or the errno of
+ * a failed execv (the environment is then as it was).
  */
 #ifndef CANOPY_UTIL_HEAP_H
 #define CANOPY_UTIL_HEAP_H
@@ -33,8 +51,10 @@
 #include <stddef.h>
 
 #define HEAP_KEEP_MAX ((size_t)1 << 30)
+#define HEAP_CACHE_MAX 65535        /* glibc's limit for tcache_count */
 
 int heap_share (size_t keep);
 void heap_prefault (size_t size);
+int heap_cache_exec (unsigned int count, char **argv);
 
 #endif

@@ -2,6 +2,9 @@
  * processes with heap_share in effect, that memory written for the first
  * time takes page faults while memory heap_prefault touched first does
  * not (glibc's malloc only: skipped under a sanitizer or valgrind).
+ * heap_cache_exec re-executes this program (main's --cache-child), which
+ * checks that the environment came back and that freed small blocks now
+ * stay in the thread's cache instead of glibc's fast bins.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,12 +14,16 @@
 #include "src/common/libutil/test/test_skip.h"
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include "src/common/libutil/heap.h"
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #define MIB (1024 * 1024)
 
@@ -106,12 +113,118 @@ static void test_prefault (void **state)
 #endif
 }
 
-int main (void)
+static void test_cache_args (void **state)
+{
+    char *argv[] = { "prog", NULL };
+    char *none[] = { NULL };
+
+    errno = 0;
+    assert_int_equal (heap_cache_exec (HEAP_CACHE_MAX + 1, argv), -1);
+    assert_int_equal (errno, EINVAL);
+    errno = 0;
+    assert_int_equal (heap_cache_exec (16, NULL), -1);
+    assert_int_equal (errno, EINVAL);
+    errno = 0;
+    assert_int_equal (heap_cache_exec (16, none), -1);
+    assert_int_equal (errno, EINVAL);
+    assert_int_equal (heap_cache_exec (0, argv), 0);   /* nothing to do */
+}
+
+/* A count GLIBC_TUNABLES already sets is kept: no re-execution (which
+ * would end the child with status 9, main's --not-executed).
+ */
+static void test_cache_env (void **state)
+{
+    char *argv[] = { "test_heap", "--not-executed", NULL };
+    pid_t pid;
+    int status;
+
+    assert_true ((pid = fork ()) >= 0);
+    if (pid == 0) {
+        setenv ("GLIBC_TUNABLES", "glibc.malloc.perturb=0:glibc.malloc.tcache_count=77", 1);
+        _exit (heap_cache_exec (16, argv) == 77 ? 0 : 1);
+    }
+    assert_int_equal (waitpid (pid, &status, 0), pid);
+    assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+}
+
+#define CACHE_BLOCKS 100
+#define CACHE_COUNT 256
+
+/* Bytes that freeing CACHE_BLOCKS blocks of 48 bytes adds to glibc's
+ * fast bins (with the default cache of 7, all but 7 of them).
+ */
+static long fastbin_growth (void)
+{
+#if defined __GLIBC__ && __GLIBC_PREREQ(2, 33)
+    void *p[CACHE_BLOCKS];
+    size_t before = mallinfo2 ().fsmblks;
+    for (int i = 0; i < CACHE_BLOCKS; i++)
+        p[i] = malloc (48);
+    for (int i = 0; i < CACHE_BLOCKS; i++)
+        free (p[i]);
+    return (long)(mallinfo2 ().fsmblks - before);
+#else
+    return -1;
+#endif
+}
+
+/* Re-executed by test_cache_exec: argv[2] is the parent's fast bin
+ * growth.  Exit status: 0 right, 1 wrong count, 2 environment not
+ * restored, 3 blocks not cached, 4 the parent's measure showed nothing.
+ */
+static int cache_child (int argc, char **argv)
+{
+    long before = argc > 2 ? strtol (argv[2], NULL, 10) : -1;
+    const char *t;
+
+    if (heap_cache_exec (CACHE_COUNT, argv) != CACHE_COUNT)
+        return 1;
+    if (!(t = getenv ("GLIBC_TUNABLES")) || strcmp (t, "glibc.malloc.perturb=0") != 0
+        || getenv ("CANOPY_HEAP_CACHE_WAS"))
+        return 2;
+    if (fastbin_growth () != 0)
+        return 3;
+    if (before <= 0)
+        return 4;
+    return 0;
+}
+
+static void test_cache_exec (void **state)
+{
+    pid_t pid;
+    int status;
+
+    assert_true ((pid = fork ()) >= 0);
+    if (pid == 0) {
+        char growth[32];
+        char *argv[] = { "test_heap", "--cache-child", growth, NULL };
+        snprintf (growth, sizeof (growth), "%ld", fastbin_growth ());
+        setenv ("GLIBC_TUNABLES", "glibc.malloc.perturb=0", 1);
+        (void)heap_cache_exec (CACHE_COUNT, argv);
+        _exit (errno == ENOSYS ? 77 : 5);
+    }
+    assert_int_equal (waitpid (pid, &status, 0), pid);
+    assert_true (WIFEXITED (status));
+    if (WEXITSTATUS (status) == 77) {
+        TEST_SKIP ("malloc is not glibc's here");
+    }
+    assert_int_equal (WEXITSTATUS (status), 0);
+}
+
+int main (int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_args),
         cmocka_unit_test (test_prefault),
+        cmocka_unit_test (test_cache_args),
+        cmocka_unit_test (test_cache_env),
+        cmocka_unit_test (test_cache_exec),
     };
+    if (argc > 1 && !strcmp (argv[1], "--cache-child"))
+        return cache_child (argc, argv);
+    if (argc > 1 && !strcmp (argv[1], "--not-executed"))
+        return 9;
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
