@@ -137,7 +137,9 @@ test_expect_success NO_SANITIZER 'broker.heap-cache is 2048 by default, in effec
 	grep "^child=unset\$" cache.out &&
 	canopy start -n 1 -- env >env.out &&
 	grep ^PATH= env.out &&
-	! grep ^CANOPY_HEAP_CACHE_WAS env.out
+	! grep ^CANOPY_HEAP_CACHE_WAS env.out &&
+	canopy start -n 1 -- sh -c "cat /proc/\$(canopy getattr broker.pid)/comm" >comm.out &&
+	test "$(cat comm.out)" = canopy-broker
 '
 test_expect_success NO_SANITIZER 'broker.heap-cache keeps the environment'"'"'s tunables and its count' '
 	GLIBC_TUNABLES=glibc.malloc.perturb=0 canopy start -n 1 -- sh -c \

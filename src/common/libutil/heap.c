@@ -25,6 +25,7 @@
 #include <string.h>
 #include <stdbool.h>
 #include <errno.h>
+#include <limits.h>
 #include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -147,6 +148,8 @@ int heap_cache_exec (unsigned int count, char **argv)
     char *mark = NULL;
     long have;
     bool marked = false;
+    char path[PATH_MAX];
+    ssize_t n;
     int saved_errno;
 
     if (count > HEAP_CACHE_MAX || !argv || !argv[0]) {
@@ -178,7 +181,13 @@ int heap_cache_exec (unsigned int count, char **argv)
     marked = true;
     if (setenv (WAS_ENV, mark, 1) < 0 || setenv ("GLIBC_TUNABLES", value, 1) < 0)
         goto error;
-    execv ("/proc/self/exe", argv);
+    /* by its path, not /proc/self/exe: the name is what ps, pgrep and
+     * the thread names show
+     */
+    if ((n = readlink ("/proc/self/exe", path, sizeof (path) - 1)) < 0)
+        goto error;
+    path[n] = '\0';
+    execv (path, argv);
 error:
     saved_errno = errno;
     if (marked)

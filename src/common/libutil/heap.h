@@ -33,7 +33,8 @@
  * arena's lock, which with heap_share is one lock for all threads.
  * glibc reads this setting only when a program starts (the
  * glibc.malloc.tcache_count tunable), so the call re-executes the running
- * program (/proc/self/exe, same argv, same pid, open descriptors kept)
+ * program (the file /proc/self/exe names, same argv, same pid, open
+ * descriptors kept)
  * with it added to GLIBC_TUNABLES.  Call it first thing in main, before
  * any thread, socket or connection exists; it does not return then.  In
  * the re-executed program the same call puts GLIBC_TUNABLES back as it
