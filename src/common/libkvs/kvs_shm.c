@@ -29,6 +29,17 @@
  *   faulted in ahead of the writer are not mapped: readers would map
  *   what they may never read.  A kernel without it (before 5.14) faults
  *   as before.
+ * - The reader also keeps the path of its last get that hit: the root
+ *   it started from, the key's components and the ref of the directory
+ *   each was looked up in.  Content is named by its hash, so from the
+ *   same root the same components always lead to the same directories:
+ *   a get from that root whose key shares a prefix of components with
+ *   the last one starts at the deepest directory they share (at most
+ *   the last component's), instead of walking down from the root again
+ *   (KAP's consumers read 16 keys of one directory, or of directories
+ *   with one parent).  A walk that misses from there would have missed
+ *   from the root too: the directories above were found before.  The
+ *   path is kept only after a hit read whole (seq unchanged).
  * - Entries are read in their canonical encoding (treeobj_encode: sorted
  *   keys, no white space): {"data":"B64","type":"val","ver":1} and
  *   {"data":["REF",...],"type":"valref"|"dirref","ver":1}.  Any other
@@ -54,6 +65,7 @@
 #endif
 #define READ_TRIES 3
 #define DIRCACHE_SIZE 32
+#define PATH_LEVELS 16          /* levels of the last path kept */
 
 struct shm_hdr {
     uint64_t magic;
@@ -307,6 +319,14 @@ struct dircache {
     json_t *hdir;               /* DIR_HASHED */
 };
 
+struct last_path {
+    char rootref[BLOBREF_MAX];  /* "" if none */
+    int levels;                 /* refs[0..levels-1] are known */
+    char key[KVS_MAX_KEY + 1];  /* the components, each NUL-terminated */
+    size_t comp[PATH_LEVELS];   /* where component i starts in key */
+    char refs[PATH_LEVELS][BLOBREF_MAX];    /* the directory of component i */
+};
+
 struct kvs_shm_reader {
     const char *base;
     size_t size;
@@ -320,6 +340,7 @@ struct kvs_shm_reader {
     bool no_populate;           /* the kernel cannot: fault as we go */
     struct dircache cache[DIRCACHE_SIZE];
     int next;                   /* the cache entry to replace next */
+    struct last_path path;      /* the last get that hit (design notes) */
     struct kvs_shm_reader_stats stats;
 };
 
@@ -734,10 +755,51 @@ static int split_key (char *buf, char **comps, int max)
     return n > 0 ? n : -1;
 }
 
-static int try_get (struct kvs_shm_reader *r, char **comps, int n, int min_version,
-                    void **data, size_t *len)
+/* Where a walk of comps from rootref may start: the deepest level whose
+ * directory the last path knows (its ref into ref).
+ */
+static int path_start (const struct kvs_shm_reader *r, const char *rootref,
+                       char **comps, int n, char *ref)
+{
+    const struct last_path *p = &r->path;
+    int level = 0;
+
+    if (p->levels == 0 || strcmp (p->rootref, rootref) != 0)
+        return 0;
+    while (level < n - 1 && level < p->levels - 1
+           && !strcmp (comps[level], p->key + p->comp[level]))
+        level++;
+    if (level > 0)
+        memcpy (ref, p->refs[level], BLOBREF_MAX);
+    return level;
+}
+
+/* Keep the path of a get that hit: comps[0..n-1] (in buf) from rootref,
+ * refs[i] the directory comps[i] was found in.
+ */
+static void path_keep (struct kvs_shm_reader *r, const char *rootref,
+                       const char *buf, size_t klen, char **comps, int n,
+                       char refs[][BLOBREF_MAX])
+{
+    struct last_path *p = &r->path;
+    int levels = n < PATH_LEVELS ? n : PATH_LEVELS;
+
+    memcpy (p->rootref, rootref, BLOBREF_MAX);
+    memcpy (p->key, buf, klen + 1);
+    for (int i = 0; i < levels; i++) {
+        p->comp[i] = (size_t)(comps[i] - buf);
+        memcpy (p->refs[i], refs[i], BLOBREF_MAX);
+    }
+    p->levels = levels;
+}
+
+static int try_get (struct kvs_shm_reader *r, const char *buf, size_t klen,
+                    char **comps, int n, int min_version, void **data, size_t *len)
 {
     char ref[BLOBREF_MAX];
+    char rootref[BLOBREF_MAX];
+    char refs[PATH_LEVELS][BLOBREF_MAX];
+    int start;
     uint64_t seq = __atomic_load_n (&r->hdr->seq, __ATOMIC_ACQUIRE);
 
     if (seq & 1)
@@ -751,16 +813,21 @@ static int try_get (struct kvs_shm_reader *r, char **comps, int n, int min_versi
         return RETRY;
     if (version < 0 || version < min_version || blobref_validate (ref) < 0)
         return KVS_SHM_MISS;
-    for (int i = 0; i < n; i++) {
-        const char *e, *refs;
+    memcpy (rootref, ref, BLOBREF_MAX);
+    start = path_start (r, rootref, comps, n, ref);
+    r->stats.levels_skipped += (uint64_t)start;
+    for (int i = start; i < n; i++) {
+        const char *e, *drefs;
         size_t elen;
+        if (i < PATH_LEVELS)
+            memcpy (refs[i], ref, BLOBREF_MAX);
         int rc = dir_entry (r, ref, comps[i], seq, &e, &elen);
         if (rc == KVS_SHM_MISS && !unchanged (r, seq))
             return RETRY;
         if (rc != KVS_SHM_HIT)
             return rc;
         if (i < n - 1) {
-            if (parse_refs (e, elen, "dirref", &refs) != 1 || !ref_at (refs, 0, ref))
+            if (parse_refs (e, elen, "dirref", &drefs) != 1 || !ref_at (drefs, 0, ref))
                 return unchanged (r, seq) ? KVS_SHM_MISS : RETRY;
             continue;
         }
@@ -769,6 +836,12 @@ static int try_get (struct kvs_shm_reader *r, char **comps, int n, int min_versi
             if (rc == KVS_SHM_HIT)
                 free (*data);
             return rc < 0 ? rc : RETRY;
+        }
+        if (rc == KVS_SHM_HIT) {
+            /* the levels above start came from the last path */
+            for (int j = 0; j < start && j < PATH_LEVELS; j++)
+                memcpy (refs[j], r->path.refs[j], BLOBREF_MAX);
+            path_keep (r, rootref, buf, klen, comps, n, refs);
         }
         return rc;
     }
@@ -794,7 +867,7 @@ int kvs_shm_get (kvs_shm_reader_t *r, const char *key, int min_version,
         goto miss;
     reader_populate (r);
     for (int tries = 0; tries < READ_TRIES; tries++) {
-        if ((rc = try_get (r, comps, n, min_version, data, len)) != RETRY)
+        if ((rc = try_get (r, buf, klen, comps, n, min_version, data, len)) != RETRY)
             break;
         r->stats.retries++;
         rc = KVS_SHM_MISS;

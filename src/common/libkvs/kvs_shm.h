@@ -141,6 +141,7 @@ struct kvs_shm_reader_stats {
     uint64_t hits;
     uint64_t misses;
     uint64_t retries;       /* reads torn by the writer, tried again */
+    uint64_t levels_skipped;    /* directories not walked again (last path) */
 };
 void kvs_shm_reader_stats (const kvs_shm_reader_t *r,
                            struct kvs_shm_reader_stats *st);

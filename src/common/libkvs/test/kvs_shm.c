@@ -276,6 +276,88 @@ static void test_tree (void **state)
     fixture_destroy (f);
 }
 
+static uint64_t skipped (kvs_shm_reader_t *r)
+{
+    struct kvs_shm_reader_stats rs;
+    kvs_shm_reader_stats (r, &rs);
+    return rs.levels_skipped;
+}
+
+/* A chain of 'depth' directories d.d...d holding x = "z"; its root ref. */
+static const char *make_chain (struct store *st, int depth)
+{
+    json_t *dir = treeobj_create_dir ();
+    dir_put (dir, "x", treeobj_create_val ("z", 1));
+    for (int i = 0; i < depth; i++) {
+        json_t *up = treeobj_create_dir ();
+        dir_put (up, "d", treeobj_create_dirref (store_obj (st, dir)));
+        dir = up;
+    }
+    return store_obj (st, dir);
+}
+
+/* A get starts where the last get's path and its own part (the same
+ * root): right values, misses still missed, and a new root walks again.
+ */
+static void test_last_path (void **state)
+{
+    struct fixture *f = fixture_create (1024 * 1024);
+
+    publish_all (f->s.w, &f->st);
+    kvs_shm_set_root (f->s.w, 5, f->root);
+    expect_hit (f->s.r, "a.b", 0, "1", 1);
+    assert_int_equal (skipped (f->s.r), 0);
+    expect_hit (f->s.r, "a.c", 0, f->longval, LONGVAL_LEN);
+    assert_int_equal (skipped (f->s.r), 1);                 /* a */
+    expect_hit (f->s.r, "a.sub.x", 0, "deep", 4);
+    assert_int_equal (skipped (f->s.r), 2);                 /* a */
+    expect_hit (f->s.r, "a.sub.x", 0, "deep", 4);
+    assert_int_equal (skipped (f->s.r), 4);                 /* a, a.sub */
+    expect_hit (f->s.r, "top", 0, "t", 1);                  /* nothing shared */
+    assert_int_equal (skipped (f->s.r), 4);
+    expect_hit (f->s.r, "big.k7", 0, "v7", 2);
+    expect_hit (f->s.r, "big.k8", 0, "v8", 2);              /* big (an hdir) */
+    assert_int_equal (skipped (f->s.r), 5);
+    expect_rc (f->s.r, "big.nope", 0, KVS_SHM_MISS);        /* from big: absent */
+    expect_rc (f->s.r, "big.k8.x", 0, KVS_SHM_MISS);        /* through a value */
+    expect_hit (f->s.r, "a.sub.x", 0, "deep", 4);
+    expect_rc (f->s.r, "a.sub.nope", 0, KVS_SHM_MISS);
+    expect_rc (f->s.r, "a.sub", 0, KVS_SHM_MISS);           /* a directory */
+    expect_rc (f->s.r, "a.sub.x", 6, KVS_SHM_MISS);         /* below the floor */
+    expect_rc (f->s.r, "a.link", 0, KVS_SHM_MISS);          /* a symlink */
+    uint64_t before = skipped (f->s.r);
+
+    /* a new root where a.b is "2": the old path is not used */
+    json_t *a2 = treeobj_create_dir ();
+    dir_put (a2, "b", treeobj_create_val ("2", 1));
+    dir_put (a2, "sub", treeobj_create_dirref (f->subref));
+    json_t *root2 = treeobj_create_dir ();
+    dir_put (root2, "a", treeobj_create_dirref (store_obj (&f->st, a2)));
+    const char *r2 = store_obj (&f->st, root2);
+    publish_all (f->s.w, &f->st);
+    kvs_shm_set_root (f->s.w, 6, r2);
+    expect_hit (f->s.r, "a.b", 0, "2", 1);
+    assert_int_equal (skipped (f->s.r), before);
+    expect_hit (f->s.r, "a.sub.x", 0, "deep", 4);
+    assert_int_equal (skipped (f->s.r), before + 1);
+    expect_rc (f->s.r, "top", 0, KVS_SHM_MISS);             /* not in root2 */
+
+    /* deeper than the path kept: 20 levels, then x */
+    const char *r3 = make_chain (&f->st, 20);
+    char key[64] = "";
+    for (int i = 0; i < 20; i++)
+        strcat (key, "d.");
+    strcat (key, "x");
+    publish_all (f->s.w, &f->st);
+    kvs_shm_set_root (f->s.w, 7, r3);
+    before = skipped (f->s.r);
+    expect_hit (f->s.r, key, 0, "z", 1);
+    assert_int_equal (skipped (f->s.r), before);
+    expect_hit (f->s.r, key, 0, "z", 1);
+    assert_int_equal (skipped (f->s.r), before + 15);      /* 16 levels kept */
+    fixture_destroy (f);
+}
+
 /* A published tree without a.sub: its keys miss, the rest is found. */
 static void test_unpublished (void **state)
 {
@@ -581,6 +663,7 @@ int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_tree),
+        cmocka_unit_test (test_last_path),
         cmocka_unit_test (test_unpublished),
         cmocka_unit_test (test_encodings),
         cmocka_unit_test (test_reset),
