@@ -391,6 +391,14 @@ int main (int argc, char *argv[])
     put_str ("blobref", "short", "sha256-0123");
     put_str ("blobref", "other-hash", "sha1-da39a3ee5e6b4b0d3255bfef95601890afd80709");
 
+    put_str ("base64", "empty", "");
+    put_str ("base64", "one-pad", "Zm9vYmE=");
+    put_str ("base64", "two-pads", "Zm9vYg==");
+    put_str ("base64", "no-pad", "Zm9vYmFy");
+    put_str ("base64", "leftover-bits", "Zh==");
+    put_str ("base64", "pad-inside", "Zg==Zg==");
+    put_str ("base64", "url-alphabet", "-_8=");
+
     put_str ("pmi_wire", "init", "cmd=init pmi_version=1 pmi_subversion=1\n");
     put_str ("pmi_wire", "put", "cmd=put kvsname=canopy-1 key=PMI_process_mapping "
              "value=(vector,(0,4,2))\n");

@@ -23,9 +23,9 @@
 #include <errno.h>
 #include <stdint.h>
 #include <limits.h>
-#include <sodium.h>
 #include <canopy/kvs.h>
 #include "src/common/libutil/blobref.h"
+#include "src/common/libutil/base64.h"
 #include "kvs_wire_scan.h"
 
 #define MAX_INLINE_B64 128      /* KVS_INLINE_MAX (64) bytes take 88 */
@@ -129,8 +129,7 @@ static bool base64_ok (const char *b, size_t n)
 
     if (n > MAX_INLINE_B64)
         return false;
-    return sodium_base642bin (out, sizeof (out), b, n, NULL, &len, NULL,
-                              sodium_base64_VARIANT_ORIGINAL) == 0;
+    return base64_decode_to (out, sizeof (out), b, n, &len) == 0;
 }
 
 /* "REF"(,"REF")*: each a valid blobref, and in 'blobs' if given. */
