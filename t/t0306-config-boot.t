@@ -106,6 +106,25 @@ test_expect_success 'one broker alone needs no certificate; attributes come from
 	unset CANOPY_URI &&
 	grep "shutdown: requested by canopy shutdown" solo.log
 '
+test_expect_success NO_SANITIZER 'broker.heap-cache from the file is not used, and the log says so' '
+	cat >cache.toml <<-EOF &&
+	[broker]
+	rundir = "$CONFIG_RUNDIR/cache"
+	log = "$PWD/cache.log"
+	log-level = "info"
+	[attributes]
+	"broker.heap-cache" = "0"
+	[[hosts]]
+	host = "whatever"
+	EOF
+	canopy_broker --config="$PWD/cache.toml" --rank=0 &
+	pid=$! &&
+	wait_broker "$CONFIG_RUNDIR/cache/local" &&
+	test "$(CANOPY_URI=local://$CONFIG_RUNDIR/cache/local canopy getattr broker.heap-cache)" = 2048 &&
+	CANOPY_URI=local://$CONFIG_RUNDIR/cache/local canopy shutdown &&
+	wait $pid &&
+	grep "broker.heap-cache=0 is not used: only --setattr sets it" cache.log
+'
 test_expect_success 'the command line overrides the file' '
 	canopy_broker --config="$PWD/solo.toml" --rank=0 -Stbon.lost-timeout=50s \
 		--rundir="$CONFIG_RUNDIR/solo2" &

@@ -160,6 +160,10 @@ static int init_heap (struct broker *b)
         errno = EINVAL;
         return -1;
     }
+    if (s && cache != b->heap_cache_asked) {
+        broker_log (b, LOG_WARNING, "broker.heap-cache=%s is not used: only"
+                    " --setattr sets it (the broker applies it as it starts)", s);
+    }
     if (b->heap_cache < 0) {
         broker_log (b, LOG_INFO, "cannot give threads a malloc cache: %s",
                     strerror (b->heap_cache_errno));
@@ -186,6 +190,7 @@ static void start_heap_cache (struct broker *b, char **setattrs, int nsetattrs,
             && (parse_uint (setattrs[i] + len, &count) < 0 || count > HEAP_CACHE_MAX))
             return;
     }
+    b->heap_cache_asked = count;
     if ((b->heap_cache = heap_cache_exec (count, argv)) < 0)
         b->heap_cache_errno = errno;
 }

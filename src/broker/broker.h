@@ -69,6 +69,7 @@ struct broker {
     int sigfd;
     int heap_cache;             /* malloc cache in effect (heap_cache_exec) */
     int heap_cache_errno;
+    uint32_t heap_cache_asked;  /* what start_heap_cache asked for */
     char **initial_argv;        /* rank 0: program to run when ready */
     char *exec_path;            /* our own executable */
 };

@@ -37,9 +37,10 @@
  *   the last one starts at the deepest directory they share (at most
  *   the last component's), instead of walking down from the root again
  *   (KAP's consumers read 16 keys of one directory, or of directories
- *   with one parent).  A walk that misses from there would have missed
- *   from the root too: the directories above were found before.  The
- *   path is kept only after a hit read whole (seq unchanged).
+ *   with one parent).  A walk from there finds what a walk from the root
+ *   would, except where a reset dropped a directory above it and kept
+ *   the one below: then it finds the value the root names all the same.
+ *   The path is kept only after a hit read whole (seq unchanged).
  * - Entries are read in their canonical encoding (treeobj_encode: sorted
  *   keys, no white space): {"data":"B64","type":"val","ver":1} and
  *   {"data":["REF",...],"type":"valref"|"dirref","ver":1}.  Any other

@@ -12,8 +12,9 @@
  * base64_decoded_max: the most bytes slen digits decode to.
  * base64_decode_to: decodes s[0..slen-1] into out (max bytes) and sets
  * *len.  Returns 0, or -1 with errno EINVAL (not canonical base64, or a
- * NULL argument) or EOVERFLOW (more than max bytes); out's contents are
- * then unspecified.
+ * NULL argument) or EOVERFLOW (more than max bytes, judged from slen
+ * before the text is read: malformed text too long for max is EOVERFLOW);
+ * out's contents are then unspecified.
  * base64_decode: the bytes in a new buffer (free it), NUL-terminated for
  * convenience (the NUL not counted in *len); NULL with errno EINVAL or
  * ENOMEM.

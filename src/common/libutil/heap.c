@@ -13,11 +13,14 @@
  * - heap_cache_exec marks its re-execution with CANOPY_HEAP_CACHE_WAS,
  *   which holds GLIBC_TUNABLES as it was ("-": unset, "=VALUE": set),
  *   so the re-executed program restores it and never executes again
- *   (not even where the loader ignores GLIBC_TUNABLES, e.g. setuid).
- *   Whether malloc is glibc's is asked of mallopt with a setting that
- *   changes nothing (M_MXFAST to its default): a sanitizer's refuses it.
- *   valgrind's says yes to everything, but runs its program with
- *   vgpreload libraries in LD_PRELOAD.
+ *   (not even where the loader ignores GLIBC_TUNABLES, e.g. setuid),
+ *   and with CANOPY_HEAP_CACHE_NAME, the program's name (comm) before:
+ *   executing /proc/self/exe names the program "exe", so the re-executed
+ *   one takes its old name back (PR_SET_NAME) before any thread exists.
+ *   /proc/self/exe, not the path it links to: it is the running file
+ *   even if that path was since replaced or removed.
+ * - Not glibc's malloc: a sanitizer's (known when this file is compiled
+ *   with it) or valgrind's (its vgpreload libraries are in LD_PRELOAD).
  */
 #include <stdlib.h>
 #include <stdio.h>
@@ -25,7 +28,7 @@
 #include <string.h>
 #include <stdbool.h>
 #include <errno.h>
-#include <limits.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -75,6 +78,7 @@ void heap_prefault (size_t size)
 
 #define TUNABLE "glibc.malloc.tcache_count="
 #define WAS_ENV "CANOPY_HEAP_CACHE_WAS"
+#define NAME_ENV "CANOPY_HEAP_CACHE_NAME"
 
 /* The tcache_count a GLIBC_TUNABLES value (NAME=VALUE:NAME=VALUE...)
  * sets, or -1.
@@ -102,11 +106,9 @@ static long tunable_count (const char *tunables)
 
 static bool malloc_is_glibc (void)
 {
-#ifdef __GLIBC__
+#if defined __GLIBC__ && !defined __SANITIZE_ADDRESS__ && !defined __SANITIZE_THREAD__
     const char *preload = getenv ("LD_PRELOAD");
-    if (preload && strstr (preload, "vgpreload"))
-        return false;
-    return mallopt (M_MXFAST, 64 * sizeof (size_t) / 4) == 1;
+    return !preload || !strstr (preload, "vgpreload");
 #else
     return false;
 #endif
@@ -130,7 +132,7 @@ static char *printed (const char *fmt, ...)
     return s;
 }
 
-/* Put GLIBC_TUNABLES back as 'was' says, and drop the mark. */
+/* Put GLIBC_TUNABLES back as 'was' says, and drop the marks. */
 static void restore (const char *was)
 {
     if (was[0] == '=')
@@ -138,30 +140,31 @@ static void restore (const char *was)
     else
         (void)unsetenv ("GLIBC_TUNABLES");
     (void)unsetenv (WAS_ENV);
+    (void)unsetenv (NAME_ENV);
 }
 
 int heap_cache_exec (unsigned int count, char **argv)
 {
     const char *was = getenv (WAS_ENV);
     const char *tunables = getenv ("GLIBC_TUNABLES");
+    char name[17] = "";
     char *value = NULL;
     char *mark = NULL;
     long have;
     bool marked = false;
-    char path[PATH_MAX];
-    ssize_t n;
     int saved_errno;
 
+    if (was) {                  /* the re-executed program */
+        const char *old = getenv (NAME_ENV);
+        have = tunable_count (tunables);
+        if (old && *old)
+            (void)prctl (PR_SET_NAME, old, 0, 0, 0);
+        restore (was);          /* setenv copies; old strings stay valid */
+        return have >= 0 ? (int)have : 0;
+    }
     if (count > HEAP_CACHE_MAX || !argv || !argv[0]) {
         errno = EINVAL;
         return -1;
-    }
-    if (was) {                  /* the re-executed program */
-        char *copy = strdup (was);
-        have = tunable_count (tunables);
-        restore (copy ? copy : "-");
-        free (copy);
-        return have >= 0 ? (int)have : 0;
     }
     if (count == 0)
         return 0;
@@ -178,16 +181,12 @@ int heap_cache_exec (unsigned int count, char **argv)
         errno = ENOMEM;
         goto error;
     }
+    (void)prctl (PR_GET_NAME, name, 0, 0, 0);
     marked = true;
-    if (setenv (WAS_ENV, mark, 1) < 0 || setenv ("GLIBC_TUNABLES", value, 1) < 0)
+    if (setenv (WAS_ENV, mark, 1) < 0 || setenv (NAME_ENV, name, 1) < 0
+        || setenv ("GLIBC_TUNABLES", value, 1) < 0)
         goto error;
-    /* by its path, not /proc/self/exe: the name is what ps, pgrep and
-     * the thread names show
-     */
-    if ((n = readlink ("/proc/self/exe", path, sizeof (path) - 1)) < 0)
-        goto error;
-    path[n] = '\0';
-    execv (path, argv);
+    execv ("/proc/self/exe", argv);
 error:
     saved_errno = errno;
     if (marked)

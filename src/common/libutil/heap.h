@@ -33,18 +33,19 @@
  * arena's lock, which with heap_share is one lock for all threads.
  * glibc reads this setting only when a program starts (the
  * glibc.malloc.tcache_count tunable), so the call re-executes the running
- * program (the file /proc/self/exe names, same argv, same pid, open
- * descriptors kept)
+ * program (/proc/self/exe: the same file, argv, pid and open descriptors)
  * with it added to GLIBC_TUNABLES.  Call it first thing in main, before
  * any thread, socket or connection exists; it does not return then.  In
  * the re-executed program the same call puts GLIBC_TUNABLES back as it
- * was (the program's children do not inherit the setting) and returns
- * 'count'.  Returns the count in effect: 0 for count 0 (nothing done),
- * the one GLIBC_TUNABLES already sets (the environment's choice is
- * kept, no re-execution), or 'count'; -1 with errno EINVAL (count
- * beyond HEAP_CACHE_MAX), ENOSYS (malloc is not glibc's, or valgrind
- * runs the program: re-executing would leave valgrind) or the errno of
- * a failed execv (the environment is then as it was).
+ * was (the program's children do not inherit the setting), gives the
+ * program its name back (comm, which ps shows) and returns the count in
+ * effect.  Returns the count in effect: 0 for count 0 (nothing done), the
+ * one GLIBC_TUNABLES already sets (the environment's choice is kept, no
+ * re-execution), or 'count'; -1 with errno EINVAL (count beyond
+ * HEAP_CACHE_MAX, no argv), ENOSYS (malloc is not glibc's: a sanitizer's,
+ * or valgrind runs the program, and re-executing would leave it), or the
+ * errno of a failed setenv (ENOMEM) or execv; the environment is then
+ * as it was.
  */
 #ifndef CANOPY_UTIL_HEAP_H
 #define CANOPY_UTIL_HEAP_H

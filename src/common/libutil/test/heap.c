@@ -20,6 +20,9 @@
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 #include "src/common/libutil/heap.h"
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -170,8 +173,9 @@ static long fastbin_growth (void)
 }
 
 /* Re-executed by test_cache_exec: argv[2] is the parent's fast bin
- * growth.  Exit status: 0 right, 1 wrong count, 2 environment not
- * restored, 3 blocks not cached, 4 the parent's measure showed nothing.
+ * growth, argv[3] its name.  Exit status: 0 right, 1 wrong count, 2
+ * environment not restored, 3 blocks not cached, 4 the parent's measure
+ * showed nothing, 5 the name not restored.
  */
 static int cache_child (int argc, char **argv)
 {
@@ -180,9 +184,13 @@ static int cache_child (int argc, char **argv)
 
     if (heap_cache_exec (CACHE_COUNT, argv) != CACHE_COUNT)
         return 1;
+    char name[17] = "";
     if (!(t = getenv ("GLIBC_TUNABLES")) || strcmp (t, "glibc.malloc.perturb=0") != 0
-        || getenv ("CANOPY_HEAP_CACHE_WAS"))
+        || getenv ("CANOPY_HEAP_CACHE_WAS") || getenv ("CANOPY_HEAP_CACHE_NAME"))
         return 2;
+    /* the name it had, not "exe" */
+    if (prctl (PR_GET_NAME, name, 0, 0, 0) < 0 || argc < 4 || strcmp (name, argv[3]) != 0)
+        return 5;
     if (fastbin_growth () != 0)
         return 3;
     if (before <= 0)
@@ -198,13 +206,67 @@ static void test_cache_exec (void **state)
     assert_true ((pid = fork ()) >= 0);
     if (pid == 0) {
         char growth[32];
-        char *argv[] = { "test_heap", "--cache-child", growth, NULL };
+        char name[17] = "";
+        char *argv[] = { "test_heap", "--cache-child", growth, name, NULL };
         snprintf (growth, sizeof (growth), "%ld", fastbin_growth ());
+        (void)prctl (PR_GET_NAME, name, 0, 0, 0);
         setenv ("GLIBC_TUNABLES", "glibc.malloc.perturb=0", 1);
         (void)heap_cache_exec (CACHE_COUNT, argv);
-        _exit (errno == ENOSYS ? 77 : 5);
+        _exit (errno == ENOSYS ? 77 : 6);
     }
     assert_int_equal (waitpid (pid, &status, 0), pid);
+    assert_true (WIFEXITED (status));
+    if (WEXITSTATUS (status) == 77) {
+        TEST_SKIP ("malloc is not glibc's here");
+    }
+    assert_int_equal (WEXITSTATUS (status), 0);
+}
+
+/* Run by test_cache_deleted from a copy of this program: remove the copy,
+ * then re-execute for the cache (--cache-child checks the result).
+ */
+static int unlink_then_cache (int argc, char **argv)
+{
+    char growth[32];
+    char name[17] = "";
+    char *args[] = { "test_heap", "--cache-child", growth, name, NULL };
+
+    if (argc < 3 || unlink (argv[2]) < 0)
+        return 7;
+    snprintf (growth, sizeof (growth), "%ld", fastbin_growth ());
+    (void)prctl (PR_GET_NAME, name, 0, 0, 0);
+    setenv ("GLIBC_TUNABLES", "glibc.malloc.perturb=0", 1);
+    (void)heap_cache_exec (CACHE_COUNT, args);
+    return errno == ENOSYS ? 77 : 6;
+}
+
+/* The program's file removed while it runs (an upgrade): it is still
+ * re-executed (/proc/self/exe names the running file, not a path).
+ */
+static void test_cache_deleted (void **state)
+{
+    char copy[] = "/tmp/test_heap-XXXXXX";
+    char buf[65536];
+    ssize_t n;
+    int in, out, status;
+    pid_t pid;
+
+    assert_true ((in = open ("/proc/self/exe", O_RDONLY)) >= 0);
+    assert_true ((out = mkstemp (copy)) >= 0);
+    while ((n = read (in, buf, sizeof (buf))) > 0)
+        assert_int_equal (write (out, buf, (size_t)n), n);
+    assert_int_equal (n, 0);
+    close (in);
+    assert_int_equal (fchmod (out, 0700), 0);
+    close (out);
+    assert_true ((pid = fork ()) >= 0);
+    if (pid == 0) {
+        char *argv[] = { copy, "--unlink-then-cache", copy, NULL };
+        execv (copy, argv);
+        _exit (8);
+    }
+    assert_int_equal (waitpid (pid, &status, 0), pid);
+    (void)unlink (copy);
     assert_true (WIFEXITED (status));
     if (WEXITSTATUS (status) == 77) {
         TEST_SKIP ("malloc is not glibc's here");
@@ -220,11 +282,14 @@ int main (int argc, char **argv)
         cmocka_unit_test (test_cache_args),
         cmocka_unit_test (test_cache_env),
         cmocka_unit_test (test_cache_exec),
+        cmocka_unit_test (test_cache_deleted),
     };
     if (argc > 1 && !strcmp (argv[1], "--cache-child"))
         return cache_child (argc, argv);
     if (argc > 1 && !strcmp (argv[1], "--not-executed"))
         return 9;
+    if (argc > 1 && !strcmp (argv[1], "--unlink-then-cache"))
+        return unlink_then_cache (argc, argv);
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
 }
