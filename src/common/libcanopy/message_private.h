@@ -67,6 +67,25 @@ int msg_payload_attach_external (struct canopy_msg *msg, void *data, size_t size
 void *msg_payload_ref (const struct canopy_msg *msg);
 void msg_payload_unref (void *data, void *hint);
 
+/* Big-endian 32-bit fields of the flat record and of a stream frame's
+ * length prefix.
+ */
+static inline void msg_put32 (void *p, uint32_t v)
+{
+    uint8_t *b = p;
+    b[0] = v >> 24;
+    b[1] = v >> 16;
+    b[2] = v >> 8;
+    b[3] = v;
+}
+
+static inline uint32_t msg_get32 (const void *p)
+{
+    const uint8_t *b = p;
+    return ((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16)
+         | ((uint32_t)b[2] << 8) | (uint32_t)b[3];
+}
+
 /* msg_codec.c: a message's flat record (canopy_msg_encode) is its head,
  * then its payload's bytes.  msg_encode_head writes the head, exactly
  * msg_encode_head_size bytes (the payload's length included), so that a

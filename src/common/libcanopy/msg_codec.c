@@ -36,30 +36,16 @@ static const uint8_t known_flags = CANOPY_MSGFLAG_TOPIC
                                  | CANOPY_MSGFLAG_STREAMING
                                  | CANOPY_MSGFLAG_RAW;
 
-static void put32 (uint8_t *p, uint32_t v)
-{
-    p[0] = v >> 24;
-    p[1] = v >> 16;
-    p[2] = v >> 8;
-    p[3] = v;
-}
-
-static uint32_t get32 (const uint8_t *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16)
-         | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
-}
-
 static void encode_header (const canopy_msg_t *msg, uint8_t *p)
 {
     p[0] = CANOPY_MSG_MAGIC;
     p[1] = CANOPY_MSG_VERSION;
     p[2] = msg->type;
     p[3] = msg->flags;
-    put32 (p + 4, msg->userid);
-    put32 (p + 8, msg->rolemask);
-    put32 (p + 12, msg->aux1);
-    put32 (p + 16, msg->aux2);
+    msg_put32 (p + 4, msg->userid);
+    msg_put32 (p + 8, msg->rolemask);
+    msg_put32 (p + 12, msg->aux1);
+    msg_put32 (p + 16, msg->aux2);
 }
 
 static int decode_header (canopy_msg_t *msg, const uint8_t *p)
@@ -70,10 +56,10 @@ static int decode_header (canopy_msg_t *msg, const uint8_t *p)
         return -1;
     msg->type = p[2];
     msg->flags = p[3];
-    msg->userid = get32 (p + 4);
-    msg->rolemask = get32 (p + 8);
-    msg->aux1 = get32 (p + 12);
-    msg->aux2 = get32 (p + 16);
+    msg->userid = msg_get32 (p + 4);
+    msg->rolemask = msg_get32 (p + 8);
+    msg->aux1 = msg_get32 (p + 12);
+    msg->aux2 = msg_get32 (p + 16);
     return 0;
 }
 
@@ -176,7 +162,7 @@ void msg_encode_head (const canopy_msg_t *msg, void *buf)
         p += len;
     }
     if (msg->flags & CANOPY_MSGFLAG_PAYLOAD)
-        put32 (p, msg->payload_size);
+        msg_put32 (p, msg->payload_size);
 }
 
 int canopy_msg_encode_into (const canopy_msg_t *msg, void *buf, size_t size)
@@ -276,7 +262,7 @@ canopy_msg_t *canopy_msg_decode (const void *buf, size_t size)
     if (msg->flags & CANOPY_MSGFLAG_PAYLOAD) {
         if (end - p < 4)
             goto proto;
-        uint32_t len = get32 (p);
+        uint32_t len = msg_get32 (p);
         p += 4;
         if ((size_t)(end - p) < len || len == 0)
             goto proto;

@@ -32,22 +32,6 @@ void msg_instream_release (struct msg_instream *s)
     memset (s, 0, sizeof (*s));
 }
 
-static uint32_t get32 (const void *p)
-{
-    const uint8_t *b = p;
-    return ((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16)
-         | ((uint32_t)b[2] << 8) | (uint32_t)b[3];
-}
-
-static void put32 (void *p, uint32_t v)
-{
-    uint8_t *b = p;
-    b[0] = v >> 24;
-    b[1] = v >> 16;
-    b[2] = v >> 8;
-    b[3] = v;
-}
-
 /* How many bytes the frame at the read offset needs in total (or 4 if
  * its length is not known yet).
  */
@@ -55,7 +39,7 @@ static size_t frame_need (const struct msg_instream *s)
 {
     if (s->len - s->off < 4)
         return 4;
-    return 4 + (size_t)get32 (s->buf + s->off);
+    return 4 + (size_t)msg_get32 (s->buf + s->off);
 }
 
 static int reserve (struct msg_instream *s, size_t want)
@@ -159,7 +143,7 @@ size_t msg_frame_size (const canopy_msg_t *msg)
 
 void msg_frame_encode_into (const canopy_msg_t *msg, void *buf, size_t size)
 {
-    put32 (buf, size - 4);
+    msg_put32 (buf, size - 4);
     (void)canopy_msg_encode_into (msg, (uint8_t *)buf + 4, size - 4);
 }
 
@@ -200,7 +184,7 @@ int msg_frame_send (int fd, const canopy_msg_t *msg, bool nonblock)
         errno = ENOMEM;
         return -1;
     }
-    put32 (head, size - 4);
+    msg_put32 (head, size - 4);
     msg_encode_head (msg, head + 4);
     if (hsize < size)
         (void)canopy_msg_get_payload (msg, &payload, &plen);

@@ -776,11 +776,12 @@ static int path_start (const struct kvs_shm_reader *r, const char *rootref,
 }
 
 /* Keep the path of a get that hit: comps[0..n-1] (in buf) from rootref,
- * refs[i] the directory comps[i] was found in.
+ * refs[i] the directory comps[i] was found in, for i from start (the
+ * levels above start are the kept path's own: path_start).
  */
 static void path_keep (struct kvs_shm_reader *r, const char *rootref,
                        const char *buf, size_t klen, char **comps, int n,
-                       char refs[][BLOBREF_MAX])
+                       int start, char refs[][BLOBREF_MAX])
 {
     struct last_path *p = &r->path;
     int levels = n < PATH_LEVELS ? n : PATH_LEVELS;
@@ -789,7 +790,8 @@ static void path_keep (struct kvs_shm_reader *r, const char *rootref,
     memcpy (p->key, buf, klen + 1);
     for (int i = 0; i < levels; i++) {
         p->comp[i] = (size_t)(comps[i] - buf);
-        memcpy (p->refs[i], refs[i], BLOBREF_MAX);
+        if (i >= start)
+            memcpy (p->refs[i], refs[i], BLOBREF_MAX);
     }
     p->levels = levels;
 }
@@ -838,12 +840,8 @@ static int try_get (struct kvs_shm_reader *r, const char *buf, size_t klen,
                 free (*data);
             return rc < 0 ? rc : RETRY;
         }
-        if (rc == KVS_SHM_HIT) {
-            /* the levels above start came from the last path */
-            for (int j = 0; j < start && j < PATH_LEVELS; j++)
-                memcpy (refs[j], r->path.refs[j], BLOBREF_MAX);
-            path_keep (r, rootref, buf, klen, comps, n, refs);
-        }
+        if (rc == KVS_SHM_HIT)
+            path_keep (r, rootref, buf, klen, comps, n, start, refs);
         return rc;
     }
     return KVS_SHM_MISS;

@@ -187,7 +187,7 @@ int kvs_txn_put_raw (kvs_txn_t *txn, const char *key, const void *data, size_t l
     size_t mark = txn ? txn->text.len : 0;
     size_t bytes = txn ? txn->bytes : 0;
     int pmark = txn ? txn->npend : 0;
-    char *norm = NULL, *b64 = NULL;
+    char *norm = NULL;
 
     if (!txn || !key || (!data && len > 0)) {
         errno = EINVAL;
@@ -204,12 +204,14 @@ int kvs_txn_put_raw (kvs_txn_t *txn, const char *key, const void *data, size_t l
     if (len <= KVS_INLINE_MAX) {
         /* {"data":"B64","type":"val","ver":1}, as treeobj_create_val
          * encodes */
-        if (!(b64 = base64_encode (data, len))
-            || strbuf_put (&txn->text, val_head, sizeof (val_head) - 1) < 0
-            || strbuf_str (&txn->text, b64) < 0
-            || strbuf_put (&txn->text, val_tail, sizeof (val_tail) - 1) < 0)
+        size_t b64len = base64_encoded_len (len) - 1;
+        if (strbuf_put (&txn->text, val_head, sizeof (val_head) - 1) < 0
+            || strbuf_reserve (&txn->text, b64len) < 0)
             goto nomem;
-        free (b64);
+        base64_encode_to (txn->text.s + txn->text.len, data, len);  /* and a NUL */
+        txn->text.len += b64len;
+        if (strbuf_put (&txn->text, val_tail, sizeof (val_tail) - 1) < 0)
+            goto nomem;
         op_end (txn, norm);
         txn->bytes += len * 4 / 3 + 4;
         free (norm);
@@ -258,7 +260,6 @@ nomem:
     while (txn->npend > pmark)
         free (txn->pend[--txn->npend].data);
     txn->bytes = bytes;
-    free (b64);
     free (norm);
     strbuf_truncate (&txn->text, mark);
     return -1;
