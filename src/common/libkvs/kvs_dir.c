@@ -85,7 +85,8 @@ bool kvsdir_exists (const kvsdir_t *dir, const char *name)
 bool kvsdir_isdir (const kvsdir_t *dir, const char *name)
 {
     json_t *e = dir && name ? treeobj_dir_get (dir->dir, name) : NULL;
-    return e && (treeobj_is_dir (e) || treeobj_is_dirref (e) || treeobj_is_hdir (e));
+    treeobj_kind_t k = treeobj_kind (e);
+    return k == TREEOBJ_DIR || k == TREEOBJ_DIRREF || k == TREEOBJ_HDIR;
 }
 
 bool kvsdir_issymlink (const kvsdir_t *dir, const char *name)

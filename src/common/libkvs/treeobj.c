@@ -16,18 +16,36 @@
 #include "src/common/libutil/strbuf.h"
 #include "treeobj.h"
 
+/* Built member by member: json_pack would parse its format string for
+ * every object, and the KVS creates one per value it applies.
+ */
 static json_t *create (const char *type, json_t *data)
 {
     json_t *o;
-    if (!data) {
-        errno = ENOMEM;
-        return NULL;
+
+    if (!data)
+        goto nomem;
+    if (!(o = json_object ())) {
+        json_decref (data);
+        goto nomem;
     }
-    if (!(o = json_pack ("{s:i s:s s:o}", "ver", 1, "type", type, "data", data))) {
-        errno = ENOMEM;
-        return NULL;
+    /* members in the order json_pack gave them; each set takes its
+     * value, even when it fails
+     */
+    if (json_object_set_new_nocheck (o, "ver", json_integer (1)) < 0
+        || json_object_set_new_nocheck (o, "type", json_string_nocheck (type)) < 0) {
+        json_decref (data);
+        json_decref (o);
+        goto nomem;
+    }
+    if (json_object_set_new_nocheck (o, "data", data) < 0) {
+        json_decref (o);
+        goto nomem;
     }
     return o;
+nomem:
+    errno = ENOMEM;
+    return NULL;
 }
 
 json_t *treeobj_create_val (const void *data, size_t len)
@@ -98,18 +116,59 @@ const char *treeobj_type (const json_t *obj)
     return json_string_value (t);
 }
 
-static bool is_type (const json_t *obj, const char *type)
+/* One member lookup and a few byte compares: the KVS asks an object's
+ * kind several times per operation it applies, and a strcmp per question
+ * cost a tenth of rank 0's apply.
+ */
+treeobj_kind_t treeobj_kind (const json_t *obj)
 {
     const char *t = treeobj_type (obj);
-    return t && !strcmp (t, type);
+    if (!t)
+        return TREEOBJ_NONE;
+    switch (t[0]) {
+        case 'v':
+            if (t[1] == 'a' && t[2] == 'l') {
+                if (t[3] == '\0')
+                    return TREEOBJ_VAL;
+                if (!strcmp (t + 3, "ref"))
+                    return TREEOBJ_VALREF;
+            }
+            break;
+        case 'd':
+            if (t[1] == 'i' && t[2] == 'r') {
+                if (t[3] == '\0')
+                    return TREEOBJ_DIR;
+                if (!strcmp (t + 3, "ref"))
+                    return TREEOBJ_DIRREF;
+            }
+            break;
+        case 'h':
+            if (!strcmp (t + 1, "dir"))
+                return TREEOBJ_HDIR;
+            break;
+        case 's':
+            if (!strcmp (t + 1, "ymlink"))
+                return TREEOBJ_SYMLINK;
+            break;
+    }
+    return TREEOBJ_NONE;
 }
 
-bool treeobj_is_val (const json_t *obj) { return is_type (obj, "val"); }
-bool treeobj_is_valref (const json_t *obj) { return is_type (obj, "valref"); }
-bool treeobj_is_dir (const json_t *obj) { return is_type (obj, "dir"); }
-bool treeobj_is_dirref (const json_t *obj) { return is_type (obj, "dirref"); }
-bool treeobj_is_symlink (const json_t *obj) { return is_type (obj, "symlink"); }
-bool treeobj_is_hdir (const json_t *obj) { return is_type (obj, "hdir"); }
+bool treeobj_is_val (const json_t *obj) { return treeobj_kind (obj) == TREEOBJ_VAL; }
+bool treeobj_is_valref (const json_t *obj) { return treeobj_kind (obj) == TREEOBJ_VALREF; }
+bool treeobj_is_dir (const json_t *obj) { return treeobj_kind (obj) == TREEOBJ_DIR; }
+bool treeobj_is_dirref (const json_t *obj) { return treeobj_kind (obj) == TREEOBJ_DIRREF; }
+bool treeobj_is_symlink (const json_t *obj)
+{
+    return treeobj_kind (obj) == TREEOBJ_SYMLINK;
+}
+bool treeobj_is_hdir (const json_t *obj) { return treeobj_kind (obj) == TREEOBJ_HDIR; }
+
+bool treeobj_is_dirlike (const json_t *obj)
+{
+    treeobj_kind_t k = treeobj_kind (obj);
+    return k == TREEOBJ_DIR || k == TREEOBJ_HDIR;
+}
 
 json_t *treeobj_data (const json_t *obj)
 {

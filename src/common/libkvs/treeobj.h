@@ -38,12 +38,28 @@ json_t *treeobj_create_hdir (int level);
 
 int treeobj_validate (const json_t *obj);
 const char *treeobj_type (const json_t *obj);
+/* The kind of an object by its "type" member, TREEOBJ_NONE when it is not
+ * a JSON object or its type is missing or unknown (no validation beyond
+ * that).  The treeobj_is_* functions are treeobj_kind comparisons.
+ */
+typedef enum {
+    TREEOBJ_NONE = 0,
+    TREEOBJ_VAL,
+    TREEOBJ_VALREF,
+    TREEOBJ_DIR,
+    TREEOBJ_DIRREF,
+    TREEOBJ_SYMLINK,
+    TREEOBJ_HDIR,
+} treeobj_kind_t;
+treeobj_kind_t treeobj_kind (const json_t *obj);
 bool treeobj_is_val (const json_t *obj);
 bool treeobj_is_valref (const json_t *obj);
 bool treeobj_is_dir (const json_t *obj);
 bool treeobj_is_dirref (const json_t *obj);
 bool treeobj_is_symlink (const json_t *obj);
 bool treeobj_is_hdir (const json_t *obj);
+/* a dir or an hdir (not a dirref): one lookup */
+bool treeobj_is_dirlike (const json_t *obj);
 /* borrowed */
 json_t *treeobj_data (const json_t *obj);
 

@@ -225,11 +225,6 @@ static bool gen_owns (struct round *rd, json_t *dir)
 
 static void load_cb (int errnum, void *arg);
 
-static bool is_dirlike (json_t *obj)
-{
-    return treeobj_is_dir (obj) || treeobj_is_hdir (obj);
-}
-
 /* Fetch the stored directory (dir or hdir) a ref names, or NULL with
  * EAGAIN after requesting it (a load that cannot even be started is
  * noted in load_errnum; the walk goes on and the round fails at the end
@@ -258,14 +253,16 @@ static json_t *load_dirlike (struct round *rd, const char *ref)
 static json_t *own (struct round *rd, json_t *entry)
 {
     json_t *copy;
+    treeobj_kind_t kind = treeobj_kind (entry);
 
-    if (entry && is_dirlike (entry) && gen_owns (rd, entry))
+    if ((kind == TREEOBJ_DIR || kind == TREEOBJ_HDIR) && gen_owns (rd, entry))
         return json_incref (entry);
-    if (entry && treeobj_is_dirref (entry)) {
+    if (kind == TREEOBJ_DIRREF) {
         if (!(entry = load_dirlike (rd, treeobj_blobref_at (entry, 0))))
             return NULL;
+        kind = treeobj_kind (entry);
     }
-    if (entry && treeobj_is_dir (entry)) {
+    if (kind == TREEOBJ_DIR) {
         if ((copy = treeobj_dir_copy (entry)) && ptrset_has (&rd->parents, entry)
             && ptrset_add (&rd->parents, copy) < 0) {
             json_decref (copy);
@@ -273,7 +270,7 @@ static json_t *own (struct round *rd, json_t *entry)
             return NULL;
         }
     }
-    else if (entry && treeobj_is_hdir (entry))
+    else if (kind == TREEOBJ_HDIR)
         copy = treeobj_hdir_copy (entry);
     else
         copy = treeobj_create_dir ();
@@ -352,7 +349,7 @@ static int dl_set (struct round *rd, json_t *dir, const char *name, json_t *entr
         *delta = existed ? -1 : 0;
         return 0;
     }
-    if (is_dirlike (entry) && ptrset_add (&rd->parents, dir) < 0) {
+    if (treeobj_is_dirlike (entry) && ptrset_add (&rd->parents, dir) < 0) {
         json_decref (entry);
         errno = ENOMEM;
         return -1;
@@ -592,7 +589,7 @@ static int unroll (struct round *rd, json_t *dir, int level, char *ref)
     void *tmp;
     if (ptrset_has (&rd->parents, dir)) {
         json_object_foreach_safe (data, tmp, name, entry) {
-            if (is_dirlike (entry)) {
+            if (treeobj_is_dirlike (entry)) {
                 char cref[BLOBREF_MAX];
                 json_t *dref;
                 if (unroll (rd, entry, 0, cref) < 0

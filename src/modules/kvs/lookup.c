@@ -254,7 +254,8 @@ static int flatten (struct lookup *l, json_t *obj, json_t *out)
 
 static bool is_dirlike (json_t *obj)
 {
-    return treeobj_is_dir (obj) || treeobj_is_dirref (obj) || treeobj_is_hdir (obj);
+    treeobj_kind_t k = treeobj_kind (obj);
+    return k == TREEOBJ_DIR || k == TREEOBJ_DIRREF || k == TREEOBJ_HDIR;
 }
 
 /* Replace l->key by target + remaining components (from index i). */

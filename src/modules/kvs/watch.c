@@ -144,7 +144,8 @@ static void report_done (struct lookup *l, void *arg)
 
 static bool is_dirlike (json_t *obj)
 {
-    return treeobj_is_dirref (obj) || treeobj_is_dir (obj) || treeobj_is_hdir (obj);
+    treeobj_kind_t k = treeobj_kind (obj);
+    return k == TREEOBJ_DIR || k == TREEOBJ_DIRREF || k == TREEOBJ_HDIR;
 }
 
 static void treeobj_done (struct lookup *l, void *arg)

@@ -279,10 +279,69 @@ static void test_encode_refuses_misshapen_nested (void **state)
     json_decref (o);
 }
 
+/* treeobj_kind: each kind from its constructor, and look-alikes that are
+ * not tree objects (prefixes and extensions of the type names).
+ */
+static void test_kind (void **state)
+{
+    struct { json_t *o; treeobj_kind_t k; } c[] = {
+        { treeobj_create_val ("x", 1), TREEOBJ_VAL },
+        { treeobj_create_valref (), TREEOBJ_VALREF },
+        { treeobj_create_dir (), TREEOBJ_DIR },
+        { treeobj_create_dirref (ref1), TREEOBJ_DIRREF },
+        { treeobj_create_symlink ("a.b"), TREEOBJ_SYMLINK },
+        { treeobj_create_hdir (0), TREEOBJ_HDIR },
+    };
+    const char *unknown[] = { "", "v", "va", "valr", "valrefs", "di", "dirre",
+                              "dirrefs", "dirx", "h", "hdi", "hdirs", "symlin",
+                              "symlinks", "sym", "link", "VAL", "Dir" };
+    for (size_t i = 0; i < sizeof (c) / sizeof (c[0]); i++) {
+        assert_non_null (c[i].o);
+        assert_int_equal (treeobj_kind (c[i].o), c[i].k);
+        assert_int_equal (treeobj_is_dirlike (c[i].o),
+                          c[i].k == TREEOBJ_DIR || c[i].k == TREEOBJ_HDIR);
+        /* the members as json_pack gave them: ver, type, data */
+        const char *names[3], *name;
+        json_t *v;
+        int n = 0;
+        json_object_foreach (c[i].o, name, v) {
+            if (n < 3)
+                names[n] = name;
+            n++;
+        }
+        assert_int_equal (n, 3);
+        assert_string_equal (names[0], "ver");
+        assert_string_equal (names[1], "type");
+        assert_string_equal (names[2], "data");
+        assert_int_equal (treeobj_validate (c[i].o), 0);
+        json_decref (c[i].o);
+    }
+    for (size_t i = 0; i < sizeof (unknown) / sizeof (unknown[0]); i++) {
+        json_t *o = json_pack ("{s:i s:s s:{}}", "ver", 1, "type", unknown[i], "data");
+        assert_non_null (o);
+        assert_int_equal (treeobj_kind (o), TREEOBJ_NONE);
+        assert_false (treeobj_is_val (o) || treeobj_is_valref (o) || treeobj_is_dir (o)
+                      || treeobj_is_dirref (o) || treeobj_is_symlink (o)
+                      || treeobj_is_hdir (o) || treeobj_is_dirlike (o));
+        json_decref (o);
+    }
+    json_t *notype = json_pack ("{s:i}", "ver", 1);
+    json_t *numtype = json_pack ("{s:i}", "type", 3);
+    json_t *arr = json_array ();
+    assert_int_equal (treeobj_kind (NULL), TREEOBJ_NONE);
+    assert_int_equal (treeobj_kind (notype), TREEOBJ_NONE);
+    assert_int_equal (treeobj_kind (numtype), TREEOBJ_NONE);
+    assert_int_equal (treeobj_kind (arr), TREEOBJ_NONE);
+    json_decref (notype);
+    json_decref (numtype);
+    json_decref (arr);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_val),
+        cmocka_unit_test (test_kind),
         cmocka_unit_test (test_dir),
         cmocka_unit_test (test_refs_symlink),
         cmocka_unit_test (test_hdir),
