@@ -136,7 +136,10 @@ $pin "$canopy" start -n 1 -- "$inner" local >"$tmp/raw"
 # their own event, after the setroot and off the fence's path, and the
 # model leaves that event out; its CPU must not be charged to the bytes
 # of the fence's messages (route_byte, kvs_byte)
-noprime="-S kvs.prime-values=0"
+# and no shared read cache: kap-crowd's lookups never read it, so its
+# instances run without one (validate.sh), and the model has none to
+# publish into
+noprime="-S kvs.prime-values=0 -S kvs.shm-size=0"
 "$canopy" start -n "$nb" -k 2 $noprime -- "$inner" tree >>"$tmp/raw"
 if test "$ng" -gt 0; then
     echo "calibrate: the loaded runs again on $ng brokers..." >&2
