@@ -139,11 +139,11 @@ $pin "$canopy" start -n 1 -- "$inner" local >"$tmp/raw"
 # and no shared read cache: kap-crowd's lookups never read it, so its
 # instances run without one (validate.sh), and the model has none to
 # publish into
-noprime="-S kvs.prime-values=0 -S kvs.shm-size=0"
-"$canopy" start -n "$nb" -k 2 $noprime -- "$inner" tree >>"$tmp/raw"
+loaded_attrs="-S kvs.prime-values=0 -S kvs.shm-size=0"
+"$canopy" start -n "$nb" -k 2 $loaded_attrs -- "$inner" tree >>"$tmp/raw"
 if test "$ng" -gt 0; then
     echo "calibrate: the loaded runs again on $ng brokers..." >&2
-    "$canopy" start -n "$ng" -k 2 $noprime -- "$inner" grow | sed 's/^/grow_/' >>"$tmp/raw"
+    "$canopy" start -n "$ng" -k 2 $loaded_attrs -- "$inner" grow | sed 's/^/grow_/' >>"$tmp/raw"
 fi
 
 # Derive the costs (all microseconds).

@@ -84,9 +84,7 @@ bool kvsdir_exists (const kvsdir_t *dir, const char *name)
 
 bool kvsdir_isdir (const kvsdir_t *dir, const char *name)
 {
-    json_t *e = dir && name ? treeobj_dir_get (dir->dir, name) : NULL;
-    treeobj_kind_t k = treeobj_kind (e);
-    return k == TREEOBJ_DIR || k == TREEOBJ_DIRREF || k == TREEOBJ_HDIR;
+    return dir && name && treeobj_is_directory (treeobj_dir_get (dir->dir, name));
 }
 
 bool kvsdir_issymlink (const kvsdir_t *dir, const char *name)

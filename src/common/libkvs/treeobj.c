@@ -170,6 +170,12 @@ bool treeobj_is_dirlike (const json_t *obj)
     return k == TREEOBJ_DIR || k == TREEOBJ_HDIR;
 }
 
+bool treeobj_is_directory (const json_t *obj)
+{
+    treeobj_kind_t k = treeobj_kind (obj);
+    return k == TREEOBJ_DIR || k == TREEOBJ_HDIR || k == TREEOBJ_DIRREF;
+}
+
 json_t *treeobj_data (const json_t *obj)
 {
     return obj ? json_object_get (obj, "data") : NULL;

@@ -60,6 +60,8 @@ bool treeobj_is_symlink (const json_t *obj);
 bool treeobj_is_hdir (const json_t *obj);
 /* a dir or an hdir (not a dirref): one lookup */
 bool treeobj_is_dirlike (const json_t *obj);
+/* a directory in any form: a dir, an hdir or a dirref */
+bool treeobj_is_directory (const json_t *obj);
 /* borrowed */
 json_t *treeobj_data (const json_t *obj);
 

@@ -24,7 +24,6 @@
  */
 #include <stdlib.h>
 #include <stdio.h>
-#include <stdarg.h>
 #include <string.h>
 #include <stdbool.h>
 #include <errno.h>
@@ -114,24 +113,6 @@ static bool malloc_is_glibc (void)
 #endif
 }
 
-/* A new string, or NULL. */
-static char *printed (const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-    char *s;
-
-    va_start (ap, fmt);
-    n = vsnprintf (NULL, 0, fmt, ap);
-    va_end (ap);
-    if (n < 0 || !(s = malloc ((size_t)n + 1)))
-        return NULL;
-    va_start (ap, fmt);
-    (void)vsnprintf (s, (size_t)n + 1, fmt, ap);
-    va_end (ap);
-    return s;
-}
-
 /* Put GLIBC_TUNABLES back as 'was' says, and drop the marks. */
 static void restore (const char *was)
 {
@@ -174,9 +155,11 @@ int heap_cache_exec (unsigned int count, char **argv)
         errno = ENOSYS;
         return -1;
     }
-    value = printed ("%s%s%s%u", tunables ? tunables : "",
-                     tunables && *tunables ? ":" : "", TUNABLE, count);
-    mark = printed ("%s%s", tunables ? "=" : "-", tunables ? tunables : "");
+    if (asprintf (&value, "%s%s%s%u", tunables ? tunables : "",
+                  tunables && *tunables ? ":" : "", TUNABLE, count) < 0)
+        value = NULL;
+    if (asprintf (&mark, "%s%s", tunables ? "=" : "-", tunables ? tunables : "") < 0)
+        mark = NULL;
     if (!value || !mark) {
         errno = ENOMEM;
         goto error;

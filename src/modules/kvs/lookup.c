@@ -252,12 +252,6 @@ static int flatten (struct lookup *l, json_t *obj, json_t *out)
     return 0;
 }
 
-static bool is_dirlike (json_t *obj)
-{
-    treeobj_kind_t k = treeobj_kind (obj);
-    return k == TREEOBJ_DIR || k == TREEOBJ_DIRREF || k == TREEOBJ_HDIR;
-}
-
 /* Replace l->key by target + remaining components (from index i). */
 static int rewrite_key (struct lookup *l, const char *target, char **comps, int i, int n)
 {
@@ -301,7 +295,7 @@ static void deliver (struct lookup *l, json_t *obj)
         return;
     }
     if (flags & KVS_READDIR) {
-        if (!is_dirlike (obj)) {
+        if (!treeobj_is_directory (obj)) {
             finish (l, ENOTDIR, "%s is not a directory", l->orig_key);
             return;
         }
@@ -322,7 +316,7 @@ static void deliver (struct lookup *l, json_t *obj)
         return;
     }
     /* a value */
-    if (is_dirlike (obj)) {
+    if (treeobj_is_directory (obj)) {
         finish (l, EISDIR, "%s is a directory", l->orig_key);
         return;
     }
@@ -461,7 +455,7 @@ again:
             deliver (l, entry);
             goto done;
         }
-        if (!is_dirlike (entry)) {
+        if (!treeobj_is_directory (entry)) {
             finish (l, ENOTDIR, "%s: a component is not a directory", l->orig_key);
             goto done;
         }

@@ -142,12 +142,6 @@ static void report_done (struct lookup *l, void *arg)
     check_again (w);
 }
 
-static bool is_dirlike (json_t *obj)
-{
-    treeobj_kind_t k = treeobj_kind (obj);
-    return k == TREEOBJ_DIR || k == TREEOBJ_DIRREF || k == TREEOBJ_HDIR;
-}
-
 static void treeobj_done (struct lookup *l, void *arg)
 {
     struct watch *w = arg;
@@ -164,7 +158,7 @@ static void treeobj_done (struct lookup *l, void *arg)
     }
     if (e == 0) {
         json_t *obj = lookup_get_treeobj (l);
-        dir = is_dirlike (obj);
+        dir = treeobj_is_directory (obj);
         if (!(enc = treeobj_encode (obj, NULL))) {
             lookup_destroy (l);
             watch_end (w, ENOMEM, NULL);

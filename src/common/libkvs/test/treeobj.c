@@ -300,6 +300,9 @@ static void test_kind (void **state)
         assert_int_equal (treeobj_kind (c[i].o), c[i].k);
         assert_int_equal (treeobj_is_dirlike (c[i].o),
                           c[i].k == TREEOBJ_DIR || c[i].k == TREEOBJ_HDIR);
+        assert_int_equal (treeobj_is_directory (c[i].o),
+                          c[i].k == TREEOBJ_DIR || c[i].k == TREEOBJ_HDIR
+                          || c[i].k == TREEOBJ_DIRREF);
         /* the members as json_pack gave them: ver, type, data */
         const char *names[3], *name;
         json_t *v;
@@ -322,7 +325,8 @@ static void test_kind (void **state)
         assert_int_equal (treeobj_kind (o), TREEOBJ_NONE);
         assert_false (treeobj_is_val (o) || treeobj_is_valref (o) || treeobj_is_dir (o)
                       || treeobj_is_dirref (o) || treeobj_is_symlink (o)
-                      || treeobj_is_hdir (o) || treeobj_is_dirlike (o));
+                      || treeobj_is_hdir (o) || treeobj_is_dirlike (o)
+                      || treeobj_is_directory (o));
         json_decref (o);
     }
     json_t *notype = json_pack ("{s:i}", "ver", 1);
