@@ -59,10 +59,10 @@ test_expect_success 'load factors and byte costs slow the sync phase' '
 		"\$a[0].metrics.sync.mean_us > \$b[0].metrics.sync.mean_us"
 '
 test_expect_success 'calibrate.sh measures every cost, the load factors and byte costs' '
-	$SCRIPTS/calibrate.sh -q -g 31 -b $SHARNESS_BUILD_DIRECTORY -o costs.json >/dev/null 2>cal.err &&
+	$SCRIPTS/calibrate.sh -q -g 31 -r 2 -b $SHARNESS_BUILD_DIRECTORY -o costs.json >/dev/null 2>cal.err &&
 	for k in route lookup fence_req apply direct_msg sync_broker sync_module \
 		sync_client route_byte kvs_byte get_module get_client \
-		get_grow_module get_grow_client sync_grow; do
+		get_grow_module get_grow_client sync_grow byte_grow; do
 		jq -e ".$k >= 0" costs.json || return 1
 	done &&
 	jq -e ".sync_broker >= 0.25 and .sync_module >= 0.25 and .sync_client >= 0.25" costs.json &&
@@ -81,12 +81,29 @@ test_expect_success 'calibrate.sh measures every cost, the load factors and byte
 	jq -r ._loops costs.json | grep "one core (taskset -c 0)" &&
 	jq -r ._load_scale costs.json | grep "16 gets less the fence alone" &&
 	jq -r ._load_scale costs.json | grep "on 31 brokers modules x" &&
+	grep "^grow_load_module_us [0-9]" costs.raw &&
+	jq -e ".byte_grow <= 1" costs.json &&
+	jq -r ._load_scale costs.json | grep "the byte costs grown by" &&
 	$MODEL --costs=costs.json --brokers=3 -N 12 >/dev/null
 '
-test_expect_success 'calibrate.sh refuses a growth instance no larger than the second' '
+test_expect_success 'calibrate.sh -r: each loaded measurement is the lowest of the rounds' '
+	grep "round 2 of 2" cal.err &&
+	for k in load8_broker_us load_module_us get_client_us; do
+		a=$(awk -v k=round1_$k "\$1 == k { print \$2 }" costs.raw) &&
+		b=$(awk -v k=round2_$k "\$1 == k { print \$2 }" costs.raw) &&
+		m=$(awk -v k=$k "\$1 == k { print \$2 }" costs.raw) &&
+		test -n "$a" && test -n "$b" &&
+		test "$m" = "$(printf "%s\n%s\n" "$a" "$b" | sort -n | head -1)" || return 1
+	done
+'
+test_expect_success 'calibrate.sh refuses a growth instance no larger than the second, and 0 rounds' '
 	test_must_fail $SCRIPTS/calibrate.sh -q -n 15 -g 15 \
 		-b $SHARNESS_BUILD_DIRECTORY -o never.json 2>err &&
 	grep "more than -n" err &&
+	! test -e never.json &&
+	test_must_fail $SCRIPTS/calibrate.sh -q -r 0 \
+		-b $SHARNESS_BUILD_DIRECTORY -o never.json 2>err &&
+	grep "at least 1" err &&
 	! test -e never.json
 '
 test_expect_success 'validate.sh puts measured runs beside the model' '

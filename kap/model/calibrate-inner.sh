@@ -3,8 +3,9 @@
 # instance (CANOPY_URI set).  "local" is meant for a 1-broker instance,
 # "tree" for a larger one.  Prints "name value" lines; times in
 # microseconds.  Environment: CANOPY PING KVSB CROWD TMP SCALE (set by
-# calibrate.sh).  "grow" runs only the loaded 8-byte fence and consumer
-# phase, on a larger instance: how their CPU grows with the instance.
+# calibrate.sh).  "grow" runs only the loaded fences and consumer phase,
+# on a larger instance: how their CPU grows with the instance; "loaded"
+# runs them again on an instance of the size of "tree" (calibrate.sh -r).
 set -eu
 
 n=$((20000 / SCALE))
@@ -172,10 +173,10 @@ loaded () {
 runs=$((SCALE > 1 ? 5 : 9))
 # a fresh instance's first run costs several times the next (connections,
 # first loads): one run unmeasured
-if test "$1" = grow; then $CROWD -N $((size * 16)) -p 8 -C 0 -n 300 >/dev/null; fi
+if test "$1" != tree; then $CROWD -N $((size * 16)) -p 8 -C 0 -n 300 >/dev/null; fi
 # the sync phase: fences of 8-byte and of 1 KiB values
 loaded load8 310 connected "sync phase" -p 8 -C 0
-if test "$1" = tree; then loaded load 320 connected "sync phase" -p 1024 -C 0; fi
+loaded load 320 connected "sync phase" -p 1024 -C 0
 # the consumer phase: the same 8-byte fence, then 16 gets per participant
 # from one directory, to the end of the gets.  A participant starts its
 # gets as soon as its own fence is answered, so the gets are not all

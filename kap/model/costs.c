@@ -53,6 +53,7 @@ static const struct field fields[] = {
     F (get_grow_module, 0.0),
     F (get_grow_client, 0.0),
     F (sync_grow, 0.0),
+    F (byte_grow, 0.0),
     F (grow_brokers, 15.0),
 };
 #undef F

@@ -83,11 +83,17 @@ struct kap_costs {
      */
     double get_grow_module;
     double get_grow_client;
-    /* the same for the sync phase, every thread kind and byte cost: a
-     * loaded fence's CPU over the model's charge grows too (x1.3 from
-     * 15 to 127 brokers); one exponent
+    /* the same for the sync phase's per-message costs, every thread kind:
+     * a loaded fence's CPU over the model's charge grows too (x1.3-1.5
+     * from 15 to 127 brokers); one exponent
      */
     double sync_grow;
+    /* and for its byte costs (route_byte, kvs_byte), measured apart on
+     * a fence of 1 KiB values (until 2026-11-29 the bytes grew by
+     * sync_grow, and the model over-predicted the 1 KiB fences of 64-128
+     * brokers by 25-37%)
+     */
+    double byte_grow;
     double grow_brokers;
     /* machine: cores shared by every thread of every broker and the
      * clients (0: every thread has its own core, as on a cluster)

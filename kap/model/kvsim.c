@@ -12,7 +12,7 @@
  *   others wait goes to the back (round robin per message, roughly what a
  *   loaded Linux box does with many event loops).  There, the loaded
  *   factors grow with the number of brokers (costs.h: get_grow_*,
- *   sync_grow), computed once per run.
+ *   sync_grow, byte_grow), computed once per run.
  * - Messages between threads of one broker pass through the broker
  *   thread, as they do in canopy (modules talk through the broker); between
  *   brokers they hop along the tree.
@@ -133,6 +133,7 @@ struct sim {
     int cores_free;
     double get_module, get_client;  /* the costs' factors, grown (costs.h) */
     double sync_grow;               /* the sync phase's growth factor */
+    double byte_grow;               /* its byte costs' */
     struct kvs_state *kvs;
     struct cstate *cst;
     struct batchop *bops;
@@ -802,15 +803,18 @@ static double job_cost (struct sim *s, struct server *sv, struct msg *m)
      * only when read (load_byte), so the 1 KiB fence's extra cost there
      * is its values' (requests, relays, the apply's stores).
      */
+    double bytecost;
     if (sv->thread == TH_BROKER)
-        cost += s->c->route_byte * bytes;
+        bytecost = s->c->route_byte * bytes;
     else if (sv->thread == TH_KVS && m->type != M_EVENT)
-        cost += s->c->kvs_byte * bytes;
+        bytecost = s->c->kvs_byte * bytes;
     else
         return cost * s->sync_grow;
     s->res->bytes_thread[sv->thread] += bytes;
-    /* and all of it grows with the instance on shared cores (costs.h) */
-    return cost * s->sync_grow;
+    /* and both grow with the instance on shared cores, each at its own
+     * measured rate (costs.h)
+     */
+    return cost * s->sync_grow + bytecost * s->byte_grow;
 }
 
 /* What broker b's content module pays for an object the parent sent:
@@ -1611,11 +1615,13 @@ int kvsim_run (const struct kvsim_config *cfg, const struct kap_costs *costs,
     s.get_module = costs->get_module;
     s.get_client = costs->get_client;
     s.sync_grow = 1;
+    s.byte_grow = 1;
     if (costs->cores > 0 && costs->grow_brokers > 0) {
         double ratio = cfg->brokers / costs->grow_brokers;
         s.get_module *= pow (ratio, costs->get_grow_module);
         s.get_client *= pow (ratio, costs->get_grow_client);
         s.sync_grow = pow (ratio, costs->sync_grow);
+        s.byte_grow = pow (ratio, costs->byte_grow);
     }
     s.nclients = cfg->clients == KVSIM_CROWD ? 1 : cfg->participants;
     s.nservers = 3 * cfg->brokers + s.nclients;

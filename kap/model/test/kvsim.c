@@ -237,6 +237,57 @@ static void test_get_grow (void **state)
     assert_true (fabs (tstat_mean (&r.get) - (7 + 10 + 1 + 11 + 1 + 10)) < 1e-9);
 }
 
+/* The sync phase's byte costs grow by their own exponent, byte_grow, and
+ * not by sync_grow.  One participant on two brokers with 1 KiB values
+ * (bytes in the request, the apply and the event), a core for every
+ * thread (no waiting), the growth factors x2: what the bytes add
+ * doubles exactly.
+ */
+static void test_byte_grow (void **state)
+{
+    struct kvsim_config cfg;
+    struct kap_costs c;
+    struct kvsim_result r;
+    double s0, s1, g0;
+
+    kvsim_config_default (&cfg);
+    cfg.brokers = 2;
+    cfg.participants = 1;
+    cfg.value_size = 1024;
+    unit_costs (&c);
+    c.cores = 64;
+    c.grow_brokers = 0.5;       /* two brokers: 4x the calibration's size */
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    s0 = tstat_mean (&r.sync);
+    c.route_byte = 0.01;
+    c.kvs_byte = 0.02;
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    s1 = tstat_mean (&r.sync);
+    assert_true (s1 > s0 + 1);
+    c.byte_grow = 0.5;          /* x2 */
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    assert_true (fabs ((tstat_mean (&r.sync) - s0) - 2 * (s1 - s0)) < 1e-6);
+    /* sync_grow alone: the messages grow, the bytes do not */
+    c.byte_grow = 0;
+    c.sync_grow = 0.5;
+    c.route_byte = c.kvs_byte = 0;
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    g0 = tstat_mean (&r.sync);
+    assert_true (g0 > s0 + 1);
+    c.route_byte = 0.01;
+    c.kvs_byte = 0.02;
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    assert_true (fabs ((tstat_mean (&r.sync) - g0) - (s1 - s0)) < 1e-6);
+    /* a core per thread: no growth of either */
+    c.cores = 0;
+    c.byte_grow = 0.5;
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    double n1 = tstat_mean (&r.sync);
+    c.byte_grow = c.sync_grow = 0;
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    assert_true (fabs (tstat_mean (&r.sync) - n1) < 1e-9);
+}
+
 static void test_deterministic (void **state)
 {
     struct kvsim_config cfg;
@@ -540,6 +591,7 @@ int main (void)
         cmocka_unit_test (test_sync_scaling),
         cmocka_unit_test (test_get_scaling),
         cmocka_unit_test (test_get_grow),
+        cmocka_unit_test (test_byte_grow),
         cmocka_unit_test (test_deterministic),
         cmocka_unit_test (test_relays),
         cmocka_unit_test (test_hold),
