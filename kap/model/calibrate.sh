@@ -194,7 +194,7 @@ if test "$rounds" -gt 1; then
                 else
                     print line[i]
             }
-        }' "$tmp/raw" >"$tmp/raw.med" && mv "$tmp/raw.med" "$tmp/raw"
+        }' "$tmp/raw" >"$tmp/raw.low" && mv "$tmp/raw.low" "$tmp/raw"
 fi
 
 # Derive the costs (all microseconds).
@@ -361,16 +361,16 @@ if test -x "$model" && test "$ng" -gt 0; then
     jq '.route_byte = 0 | .kvs_byte = 0' "$out" >"$tmp/nobytes.json"
     c0=$(bcharge "$tmp/nobytes.json")
     c1=$(bcharge "$out")
-    xb=$(awk -v m="$(awk -v a="$(raw grow_load_broker_us)" -v b="$(raw grow_load_module_us)" \
-                    'BEGIN { print a + b }')" -v c0="$c0" -v c1="$c1" -v n1="$nb" -v n2="$ng" 'BEGIN {
+    m=$(awk -v a="$(raw grow_load_broker_us)" -v b="$(raw grow_load_module_us)" \
+            'BEGIN { print a + b }')
+    xb=$(awk -v m="$m" -v c0="$c0" -v c1="$c1" -v n1="$nb" -v n2="$ng" 'BEGIN {
              x = 0
              if (c1 - c0 > 0 && m - c0 > 0) {
                  x = log ((m - c0) / (c1 - c0)) / log (n2 / n1)
                  if (x < 0) x = 0; if (x > 1) x = 1
              }
              printf "%.3f", x }')
-    jq --argjson xb "$xb" --argjson c0 "$c0" --argjson c1 "$c1" \
-       --argjson m "$(awk -v a="$(raw grow_load_broker_us)" -v b="$(raw grow_load_module_us)" 'BEGIN { print a + b }')" \
+    jq --argjson xb "$xb" --argjson c0 "$c0" --argjson c1 "$c1" --argjson m "$m" \
        --argjson ng "$ng" '
         def r0: round;
         .byte_grow = $xb |
