@@ -59,7 +59,7 @@ test_expect_success 'load factors and byte costs slow the sync phase' '
 		"\$a[0].metrics.sync.mean_us > \$b[0].metrics.sync.mean_us"
 '
 test_expect_success 'calibrate.sh measures every cost, the load factors and byte costs' '
-	$SCRIPTS/calibrate.sh -q -g 31 -r 2 -b $SHARNESS_BUILD_DIRECTORY -o costs.json >/dev/null 2>cal.err &&
+	$SCRIPTS/calibrate.sh -q -g 31 -r 3 -b $SHARNESS_BUILD_DIRECTORY -o costs.json >/dev/null 2>cal.err &&
 	for k in route lookup fence_req apply direct_msg sync_broker sync_module \
 		sync_client route_byte kvs_byte get_module get_client \
 		get_grow_module get_grow_client sync_grow byte_grow; do
@@ -84,27 +84,41 @@ test_expect_success 'calibrate.sh measures every cost, the load factors and byte
 	grep "^grow_load_module_us [0-9]" costs.raw &&
 	jq -e ".byte_grow <= 1" costs.json &&
 	jq -r ._load_scale costs.json | grep "the byte costs grown by" &&
+	# byte_grow is what the figures it states give: log((m - c0) /
+	# (c1 - c0)) / log(31 / 15), kept in 0..1 (the figures are rounded)
+	jq -r ._load_scale costs.json |
+		sed -n "s/.*on 31 brokers: \([0-9]*\) us of broker and module CPU, the model \([0-9]*\) us without byte costs and \([0-9]*\) us with them: the byte costs grown by ^\([0-9.]*\).*/\1 \2 \3 \4/p" >bg &&
+	test $(wc -w <bg) -eq 4 &&
+	awk "{ x = 0; if (\$3 > \$2 && \$1 > \$2) x = log ((\$1 - \$2) / (\$3 - \$2)) / log (31 / 15)
+	       if (x < 0) x = 0; if (x > 1) x = 1
+	       d = x - \$4; if (d < 0) d = -d; exit (d < 0.01 ? 0 : 1) }" bg &&
 	$MODEL --costs=costs.json --brokers=3 -N 12 >/dev/null
 '
-test_expect_success 'calibrate.sh -r: each loaded measurement is the lowest of the rounds' '
-	grep "round 2 of 2" cal.err &&
-	for k in load8_broker_us load_module_us get_client_us; do
-		a=$(awk -v k=round1_$k "\$1 == k { print \$2 }" costs.raw) &&
-		b=$(awk -v k=round2_$k "\$1 == k { print \$2 }" costs.raw) &&
-		m=$(awk -v k=$k "\$1 == k { print \$2 }" costs.raw) &&
-		test -n "$a" && test -n "$b" &&
-		test "$m" = "$(printf "%s\n%s\n" "$a" "$b" | sort -n | head -1)" || return 1
-	done
+test_expect_success 'calibrate.sh -r: the round of the cheapest 8-byte fence gives every loaded figure' '
+	grep "round 3 of 3" cal.err &&
+	awk "
+		function load8(p) { return v[p \"load8_broker_us\"] + v[p \"load8_module_us\"] + v[p \"load8_client_us\"] }
+		{ v[\$1] = \$2 }
+		END {
+			best = 1; low = load8(\"round1_\")
+			for (r = 2; r <= 3; r++) if (load8(\"round\" r \"_\") < low) { low = load8(\"round\" r \"_\"); best = r }
+			if (v[\"loaded_round\"] != best) exit 1
+			n = split(\"load8_broker_us load8_client_us load_module_us get_module_us get_client_us\", k, \" \")
+			for (i = 1; i <= n; i++)
+				if (!((\"round\" best \"_\" k[i]) in v) || v[k[i]] != v[\"round\" best \"_\" k[i]]) exit 1
+		}" costs.raw
 '
 test_expect_success 'calibrate.sh refuses a growth instance no larger than the second, and 0 rounds' '
 	test_must_fail $SCRIPTS/calibrate.sh -q -n 15 -g 15 \
 		-b $SHARNESS_BUILD_DIRECTORY -o never.json 2>err &&
 	grep "more than -n" err &&
 	! test -e never.json &&
-	test_must_fail $SCRIPTS/calibrate.sh -q -r 0 \
-		-b $SHARNESS_BUILD_DIRECTORY -o never.json 2>err &&
-	grep "at least 1" err &&
-	! test -e never.json
+	for r in 0 00 x; do
+		test_must_fail $SCRIPTS/calibrate.sh -q -r $r \
+			-b $SHARNESS_BUILD_DIRECTORY -o never.json 2>err &&
+		grep "at least 1" err &&
+		! test -e never.json || return 1
+	done
 '
 test_expect_success 'validate.sh puts measured runs beside the model' '
 	$SCRIPTS/validate.sh -b $SHARNESS_BUILD_DIRECTORY -c costs.json -s 4 -r 1 \

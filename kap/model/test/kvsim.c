@@ -278,14 +278,20 @@ static void test_byte_grow (void **state)
     c.kvs_byte = 0.02;
     assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
     assert_true (fabs ((tstat_mean (&r.sync) - g0) - (s1 - s0)) < 1e-6);
-    /* a core per thread: no growth of either */
+    /* a core per thread, or no calibration size: no growth of either */
+    c.sync_grow = 0;
     c.cores = 0;
     c.byte_grow = 0.5;
     assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
     double n1 = tstat_mean (&r.sync);
-    c.byte_grow = c.sync_grow = 0;
+    c.byte_grow = 0;
     assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
     assert_true (fabs (tstat_mean (&r.sync) - n1) < 1e-9);
+    c.cores = 64;
+    c.grow_brokers = 0;
+    c.byte_grow = 0.5;
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    assert_true (fabs (tstat_mean (&r.sync) - s1) < 1e-9);
 }
 
 static void test_deterministic (void **state)
