@@ -94,8 +94,11 @@ test_expect_success 'calibrate.sh measures every cost, the load factors and byte
 	       d = x - \$4; if (d < 0) d = -d; exit (d < 0.01 ? 0 : 1) }" bg &&
 	$MODEL --costs=costs.json --brokers=3 -N 12 >/dev/null
 '
-test_expect_success 'calibrate.sh -r: the round of the cheapest 8-byte fence gives every loaded figure' '
-	grep "round 3 of 3" cal.err &&
+test_expect_success 'calibrate.sh -r: the round of the cheapest 8-byte fence gives every figure a round makes, loops included' '
+	grep "round 3 of 3: the loops on 1 broker" cal.err &&
+	grep "^round2_cpu_commit [0-9]" costs.raw &&
+	grep "^round1_cpu_commit [0-9]" costs.raw &&
+	jq -r ._loops costs.json | grep "loops and loaded runs of round [1-3] of 3" &&
 	awk "
 		function load8(p) { return v[p \"load8_broker_us\"] + v[p \"load8_module_us\"] + v[p \"load8_client_us\"] }
 		{ v[\$1] = \$2 }
@@ -103,7 +106,7 @@ test_expect_success 'calibrate.sh -r: the round of the cheapest 8-byte fence giv
 			best = 1; low = load8(\"round1_\")
 			for (r = 2; r <= 3; r++) if (load8(\"round\" r \"_\") < low) { low = load8(\"round\" r \"_\"); best = r }
 			if (v[\"loaded_round\"] != best) exit 1
-			n = split(\"load8_broker_us load8_client_us load_module_us get_module_us get_client_us\", k, \" \")
+			n = split(\"load8_broker_us load8_client_us load_module_us get_module_us get_client_us cpu_commit cpu_ping_broker apply_us put_8_us\", k, \" \")
 			for (i = 1; i <= n; i++)
 				if (!((\"round\" best \"_\" k[i]) in v) || v[k[i]] != v[\"round\" best \"_\" k[i]]) exit 1
 		}" costs.raw
@@ -135,6 +138,31 @@ test_expect_success 'validate.sh -R runs the sweep in rounds and pools them' '
 	test -s val/raw/B4-unique-r2.1.json &&
 	test -s val/raw/B2-consumer-r2.1.json &&
 	test $(wc -l <val/validate.tsv) -eq 9
+'
+test_expect_success 'validate.sh -R without costs calibrates in every round and takes each cost'"'"'s median' '
+	$SCRIPTS/validate.sh -b $SHARNESS_BUILD_DIRECTORY -C "-q -g 0" -s 2 -r 1 -R 2 \
+		-o valc >valc.out 2>&1 &&
+	grep "round 1 of 2, calibrating" valc.out &&
+	grep "round 2 of 2, calibrating" valc.out &&
+	test -s valc/costs-r1.json && test -s valc/costs-r2.json &&
+	jq -r ._calibrations valc/costs.json | grep "median of 2 calibrations" &&
+	jq -n --slurpfile a valc/costs-r1.json --slurpfile b valc/costs-r2.json \
+		--slurpfile m valc/costs.json \
+		"[\$a[0], \$b[0]] as \$c | \$m[0] as \$m
+		 | all ([\"route\", \"apply\", \"sync_broker\", \"get_client\"][];
+		        . as \$k | ((\$c[0][\$k] + \$c[1][\$k]) / 2 - \$m[\$k]) | fabs < 1e-9)" |
+		grep true &&
+	test $(wc -l <valc/validate.tsv) -eq 5
+'
+test_expect_success 'model_median_costs: odd and even counts, text from the first' '
+	echo "{\"a\": 3, \"b\": 1, \"_t\": \"one\"}" >m1.json &&
+	echo "{\"a\": 1, \"b\": 2, \"_t\": \"two\"}" >m2.json &&
+	echo "{\"a\": 2, \"b\": 9, \"_t\": \"three\"}" >m3.json &&
+	(. $SCRIPTS/modellib.sh && model_median_costs m.json m1.json m2.json m3.json) &&
+	jq -e ".a == 2 and .b == 2 and ._t == \"one\"" m.json &&
+	(. $SCRIPTS/modellib.sh && model_median_costs m.json m1.json m2.json) &&
+	jq -e ".a == 2 and .b == 1.5" m.json &&
+	jq -r ._calibrations m.json | grep "median of 2 calibrations"
 '
 test_expect_success 'validate.sh -i runs each case in an instance of its own' '
 	$SCRIPTS/validate.sh -b $SHARNESS_BUILD_DIRECTORY -c costs.json -s 2 \

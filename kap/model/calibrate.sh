@@ -82,12 +82,16 @@
 #                                charge for its bytes
 # -n sets the size of the second instance, where the tree costs and the
 # loaded runs are measured (default 15 brokers, k=2); -g the size of the
-# third (default 127; 0 skips it: no growth).  -r runs the loaded runs
-# of the second size on ROUNDS instances (default 3, 1 with -q: the
-# first, then after the third instance, then once more) and keeps the
-# round whose 8-byte fence cost the least CPU, all its measurements
-# together (the gets' CPU is a difference of two of them): other load on
-# a shared machine only adds CPU, and on this one the loaded 8-byte
+# third (default 127; 0 skips it: no growth).  -r measures in ROUNDS
+# rounds (default 3, 1 with -q: the first, then after the third
+# instance, then once more), each the one-core loops followed at once by
+# the loaded runs of the second size, and keeps the round whose 8-byte
+# fence cost the least CPU, all its measurements together, loops
+# included: the load factors are the loaded CPU over the loops', so both
+# must come from one state of the machine (a calibration whose loops ran
+# 1.8x faster than its loaded runs a minute later doubled the factors),
+# and the gets' CPU is a difference of two loaded figures.  Other load
+# on a shared machine only adds CPU, and on this one the loaded 8-byte
 # fence of 15 brokers cost 5.7, 9.7 and 11.4 ms of broker CPU in three
 # calibrations minutes apart (2026-11-29, 15:08-15:27Z).  The third
 # instance's runs are not repeated: they cost 125-130 ms of broker CPU
@@ -174,14 +178,20 @@ if test "$ng" -gt 0; then
     echo "calibrate: the loaded runs again on $ng brokers..." >&2
     "$canopy" start -n "$ng" -k 2 $loaded_attrs -- "$inner" grow | sed 's/^/grow_/' >>"$tmp/raw"
 fi
-# more rounds of the loaded runs on $nb brokers; the round whose 8-byte
-# fence cost the least CPU (broker, modules and client) gives every
-# loaded measurement (the first round's values kept as round1_NAME, the
-# others' as roundN_NAME; "loaded_round N" says which)
+# more rounds: the loops on one core, then at once the loaded runs on
+# $nb brokers; the round whose 8-byte fence cost the least CPU (broker,
+# modules and client) gives every measurement a round makes, loops and
+# loaded runs together (the first round's values kept as round1_NAME,
+# the others' as roundN_NAME; "loaded_round N" says which)
 if test "$rounds" -gt 1; then
     r=2
     while test $r -le "$rounds"; do
-        echo "calibrate: the loaded runs on $nb brokers, round $r of $rounds..." >&2
+        echo "calibrate: round $r of $rounds: the loops on 1 broker, the loaded runs on $nb..." >&2
+        $pin "$canopy" start -n 1 -- "$inner" local | sed "s/^/round${r}_/" >>"$tmp/raw"
+        grep -q "^round${r}_cpu_commit [0-9]" "$tmp/raw" || {
+            echo "calibrate: round $r of the loops on 1 broker failed" >&2
+            exit 1
+        }
         "$canopy" start -n "$nb" -k 2 $loaded_attrs -- "$inner" loaded |
             sed "s/^/round${r}_/" >>"$tmp/raw"
         grep -q "^round${r}_get_client_us [0-9]" "$tmp/raw" || {
@@ -206,7 +216,7 @@ if test "$rounds" -gt 1; then
             for (i = 1; i <= NR; i++) {
                 split (line[i], f, " ")
                 k = f[1]
-                if (k ~ /^(load8|load|get)_[a-z]+_us$/) {
+                if (k !~ /^round[0-9]/ && ("round2_" k) in v) {
                     print "round1_" k, v[k]
                     print k, (best == 1 ? v[k] : v["round" best "_" k])
                 }
@@ -285,6 +295,8 @@ awk -v cores=$(nproc) -v k=2 -v when="$(date -u +%Y-%m-%dT%H:%MZ)" '
     }' "$tmp/raw" >"$out"
 if test -n "$pin"; then loops="loops on one core ($pin)"; else loops="loops not pinned (no taskset)"; fi
 loops="$loops; the loaded runs with kvs.prime-values=0"
+best_round=$(awk '$1 == "loaded_round" { print $2 }' "$tmp/raw")
+test -z "$best_round" || loops="$loops; loops and loaded runs of round $best_round of $rounds"
 jq --arg l "$loops" '._loops = $l' "$out" >"$tmp/loops.json" && mv "$tmp/loops.json" "$out"
 # Scale for load: what the model charges for the loaded runs of
 # calibrate-inner.sh (the second instance, 16 participants per broker)

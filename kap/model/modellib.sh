@@ -4,6 +4,10 @@
 # BUILDDIR, else from the build tree or installation this script is in
 # (build tree: BUILD/kap/model/ beside the scripts' source, or
 # CANOPY_BUILD_DIR), and check jq.
+#
+# model_median_costs OUT COSTS...: write OUT, each number of the COSTS
+# files the median of theirs (the mean of the middle two for an even
+# count), everything else from the first; "_calibrations" says how many.
 
 model_die () {
     echo "$(basename "$0"): $*" >&2
@@ -39,4 +43,20 @@ model_find_tools () {
     done
     command -v jq >/dev/null || model_die "jq is needed (apt-get install jq)"
     export CANOPY CROWD MODEL BUILD
+}
+
+model_median_costs () {
+    local out=$1
+    shift
+    jq -s '
+        . as $all
+        | ($all | length) as $n
+        | reduce ($all[0] | keys_unsorted[]) as $k ({};
+            .[$k] = (if ($all[0][$k] | type) == "number"
+                     then ([$all[][$k]] | sort
+                           | if $n % 2 == 1 then .[($n - 1) / 2]
+                             else (.[$n / 2 - 1] + .[$n / 2]) / 2 end)
+                     else $all[0][$k] end))
+        | ._calibrations = "each cost the median of \($n) calibrations, one per round"
+    ' "$@" >"$out.tmp" && mv "$out.tmp" "$out"
 }
