@@ -94,9 +94,11 @@
 # on a shared machine only adds CPU, and on this one the loaded 8-byte
 # fence of 15 brokers cost 5.7, 9.7 and 11.4 ms of broker CPU in three
 # calibrations minutes apart (2026-11-29, 15:08-15:27Z).  The third
-# instance's runs are not repeated: they cost 125-130 ms of broker CPU
-# in all four calibrations of that hour (a saturated machine leaves
-# less room for the other load).
+# instance's runs are not repeated: their 8-byte fence cost 125-130 ms
+# of broker CPU in the four calibrations of 15:08-15:27Z and 88-144 ms
+# in the ten of 17:19-17:55Z, but running them in every round and
+# keeping the cheapest made the calibrations worse, not steadier
+# (kap/model/README.md).
 # With -q the counts are cut by 5 and there is one round unless -r says
 # otherwise (a rough calibration in about ten seconds).
 # Writes COSTS.json (default: costs.json here) and prints it.
