@@ -57,6 +57,6 @@ model_median_costs () {
                            | if $n % 2 == 1 then .[($n - 1) / 2]
                              else (.[$n / 2 - 1] + .[$n / 2]) / 2 end)
                      else $all[0][$k] end))
-        | ._calibrations = "each cost the median of \($n) calibrations, one per round"
+        | ._calibrations = "each cost the median of \($n) calibrations"
     ' "$@" >"$out.tmp" && mv "$out.tmp" "$out"
 }

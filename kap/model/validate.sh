@@ -26,11 +26,14 @@
 # yet, each round first calibrates (OUTDIR/costs-rN.json, calibrate.sh)
 # and the model runs with each cost the median of the rounds'
 # (OUTDIR/costs.json): the calibration drifts with the machine as the
-# measurements do, so it is spread over the same minutes.  Five sets of
-# this machine, each calibrated once, scored 19-24 of 24 against the five
-# pooled; the median of their five calibrations 24 (6.4%), and 22-24
-# against each set alone (2026-11-29, 17:21-17:40Z).  -C passes
-# arguments to every calibrate.sh run (-C "-q -g 31": rough and quick).
+# measurements do, so it is spread over the same minutes.  A median
+# takes out a calibration that strays, not a state of the machine that
+# lasts through every round: five sets, each calibrated once, scored
+# 19-24 of 24 against the five pooled and the median of their five
+# calibrations 24 (6.4%), but the first -R 5 run with a calibration per
+# round scored 18 (its five calibrations all came out dear;
+# kap/model/README.md, 2026-11-29 17:21-17:55Z).  -C passes arguments
+# to every calibrate.sh run (-C "-q -g 31": rough and quick).
 # With -i each case runs in an instance of its own, as the model has it:
 # in one instance the 8-byte consumer runs come after six runs of 1 KiB
 # values and their caches (2.6 MB a broker at 256 brokers), and at 256
@@ -72,7 +75,7 @@ while getopts b:c:s:p:r:R:o:k:C:imh opt; do
         i) isolate=yes ;;
         m) measure=no ;;
         C) calargs=$OPTARG ;;
-        h) sed -n '2,47p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        h) sed -n '2,50p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "validate: see -h" >&2; exit 1 ;;
     esac
 done
