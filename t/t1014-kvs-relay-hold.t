@@ -26,6 +26,17 @@ wait_counter () {	# RANK NAME VALUE
 	done
 }
 
+# wait until RANK has no request in flight to its parent (up to 30 s):
+# a kvs.relay-late is answered 0.1 s after its parent merged it
+wait_acked () {	# RANK
+	_i=0
+	while test "$(canopy overlay status --rank $1 --json | jq .pending)" != 0; do
+		_i=$((_i + 1))
+		test $_i -le 300 || return 1
+		sleep 0.1
+	done
+}
+
 # fence3 NAME R1 R2 R3: three participants of fence NAME (nprocs 3) on
 # ranks R1, R2 and R3, each putting NAME.1, NAME.2, NAME.3; all succeed.
 fence3 () {
@@ -72,6 +83,20 @@ test_expect_success 'the next fence of 3 is held at rank 3 until both are in' '
 	test $(counter 3 relay-hold-expired) = 0 &&
 	test "$(canopy kvs --rank 2 get s2.a)" = 1 &&
 	test "$(canopy kvs --rank 3 get s2.c)" = 3
+'
+test_expect_success 'that relay completed the fence at rank 3 and 1: both were kvs.relay-late' '
+	canopy kvs --rank 3 stats | jq -e ".counters.\"relays-late\" == 1" &&
+	canopy kvs --rank 1 stats | jq -e ".counters.\"relays-late\" == 1" &&
+	canopy kvs --rank 2 stats | jq -e ".counters.\"relays-late\" == 0"
+'
+test_expect_success 'acknowledged later, they leave nothing in flight: the next fences and commits go through' '
+	l0=$(counter 3 relays-late) &&
+	fence3 s5 3 3 0 &&
+	test $(counter 3 relays-late) = $((l0 + 1)) &&
+	wait_acked 3 &&
+	wait_acked 1 &&
+	canopy kvs --rank 3 put s5.after=1 &&
+	test "$(canopy kvs get s5.after)" = 1
 '
 test_expect_success 'a changed layout is held no longer than kvs.relay-hold' '
 	e0=$(counter 3 relay-hold-expired) &&

@@ -60,6 +60,8 @@ struct msg {
     int nops;
     double bytes;
     double blob_bytes;      /* relay: blob bytes carried */
+    bool late;              /* relay: a kvs.relay-late (acknowledged after
+                             * the fence, so not modelled) */
     int *objs;              /* a batched load (owned), or NULL */
     int nobj;
     int next_free;
@@ -107,6 +109,7 @@ struct kvs_state {
     double pend_bytes, pend_blob;
     bool dirty, inflight, flush_queued;
     int expect, total;      /* hold: the subtree's actors, those merged */
+    bool late_sent;         /* hold: the fence went in a kvs.relay-late */
     int *waiters;           /* participants waiting for the fence */
     int nwaiters, capwaiters;
 };
@@ -922,10 +925,19 @@ static void send_to_client (struct sim *s, int b, int p, int type, double bytes)
     send_from (s, mi, b, false);
 }
 
+/* With 'hold', the relay that completes the subtree is a kvs.relay-late
+ * (fence.c): sent even while a relay is in flight, and its
+ * acknowledgement comes after the fence (none is modelled).
+ */
+static bool completes (struct sim *s, const struct kvs_state *k)
+{
+    return s->cfg->hold && !k->late_sent && k->total >= k->expect;
+}
+
 static void queue_flush (struct sim *s, int b)
 {
     struct kvs_state *k = &s->kvs[b];
-    if (!k->dirty || k->inflight || k->flush_queued)
+    if (!k->dirty || k->flush_queued || (k->inflight && !completes (s, k)))
         return;
     if (s->cfg->hold && k->total < k->expect
         && k->pend_bytes + k->pend_blob < KVSIM_HOLD_BYTES)
@@ -1104,7 +1116,8 @@ static void kvs_done (struct sim *s, int b, int mi)
             break;
         case M_FLUSH: {
             k->flush_queued = false;
-            if (!k->dirty || k->inflight)
+            bool late = completes (s, k);
+            if (!k->dirty || (k->inflight && !late))
                 break;
             int ri = msg_new (s);
             if (ri < 0)
@@ -1123,11 +1136,21 @@ static void kvs_done (struct sim *s, int b, int mi)
             k->pend_count = k->pend_nops = 0;
             k->pend_bytes = k->pend_blob = 0;
             k->dirty = false;
-            k->inflight = true;
+            r->late = late;
+            if (late) {
+                k->late_sent = true;
+                s->res->relays_late++;
+            }
+            else
+                k->inflight = true;
             send_from (s, ri, b, false);
             break;
         }
         case M_RELAY: {
+            if (m->late) {
+                contribute (s, b, m->count, m->nops, m->bytes - 200, m->blob_bytes);
+                break;
+            }
             int ai = msg_new (s);
             if (ai < 0)
                 break;

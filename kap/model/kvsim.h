@@ -14,7 +14,9 @@
  *     subtree is merged (fence.c's relay-hold once it has learned the
  *     job's layout: one relay per broker per fence; canopy's hold ends
  *     after twice the time the subtree took last time, which with an
- *     unchanged layout it never reaches, so no limit is modelled); rank 0
+ *     unchanged layout it never reaches, so no limit is modelled), and
+ *     that relay is a kvs.relay-late, acknowledged after the fence (no
+ *     acknowledgement is modelled, and it takes no in-flight slot); rank 0
  *     applies the fence when complete and publishes kvs.setroot, which
  *     every broker forwards to its children and hands to its KVS module,
  *     which answers its waiting participants;
@@ -100,6 +102,7 @@ struct kvsim_result {
     double consumer_wall;   /* longest consumer phase */
     double total_wall;      /* end of the last participant */
     uint64_t relays;
+    uint64_t relays_late;   /* ... of them kvs.relay-late (hold) */
     uint64_t relay_bytes;
     uint64_t loads;         /* objects loaded from a parent (every hop) */
     uint64_t load_batches;  /* batched loads sent (load_batch) */

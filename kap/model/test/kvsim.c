@@ -369,6 +369,11 @@ static void test_hold (void **state)
     assert_int_equal (kvsim_run (&cfg, &c, &held), 0);
     assert_int_equal (held.relays, 30);
     assert_true (self.relays > held.relays);
+    /* each of them completes its subtree: a kvs.relay-late, whose
+     * acknowledgement comes after the fence (none modelled)
+     */
+    assert_int_equal (held.relays_late, 30);
+    assert_int_equal (self.relays_late, 0);
     assert_int_equal (held.sync.count, self.sync.count);
     /* participants on brokers 0-9 only: brokers 10-30 have nobody in
      * their subtrees and relay nothing; 1-9 relay once each

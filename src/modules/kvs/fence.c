@@ -32,6 +32,20 @@
  *   and is then learned anew.  Errors are never held, nor an entry of
  *   RELAY_HOLD_BYTES or more (large values travel while the rest of the
  *   subtree is on its way).
+ * - Late acknowledgements: a relay that completes held fences (each of
+ *   them has now brought every participant its subtree is expected to,
+ *   and none was sent this way before) is a kvs.relay-late.  It is sent
+ *   even while a kvs.relay is in flight, takes no part in the clocking
+ *   (nothing more is expected of those fences here), and its parent
+ *   merges it at once but acknowledges it only RELAY_LATE_ACK_DELAY
+ *   later, in one batch with the others it got meanwhile.  The
+ *   acknowledgement (a message from the parent's KVS thread through two
+ *   broker threads and two ZeroMQ I/O threads to ours) then travels
+ *   when the fence is over, not while the ranks are entering it on the
+ *   same cores (8 brokers, 32 KAP ranks: 7 of the 14 messages between
+ *   brokers before the setroot).  It is still acknowledged, so a relay
+ *   the parent refused or the link lost still fails its fences
+ *   (late_ack_cb).
  * - A contribution is never dropped silently: one that cannot be relayed
  *   (too large for one message, out of memory, a failed send, a relay the
  *   parent refused) turns its fence into an error contribution, which the
@@ -89,6 +103,20 @@
  */
 #define RELAY_HOLD_SPANS 2.0
 
+/* Seconds a parent waits before it acknowledges a kvs.relay-late. */
+#define RELAY_LATE_ACK_DELAY 0.1
+
+/* A kvs.relay-late in flight: the names of the fences it carried, failed
+ * if it is refused.
+ */
+struct late_relay {
+    struct list_node node;
+    struct fence_table *ft;
+    canopy_future_t *f;
+    char **names;
+    int n;
+};
+
 struct waiter {
     canopy_msg_t *msg;
     char sender[CANOPY_MSG_MAX_ROUTE_LEN + 1];
@@ -116,6 +144,9 @@ struct fence {
     bool dirty;                 /* rank > 0: something to forward */
     bool sending;               /* rank > 0: in the relay being built */
     bool inflight;              /* rank > 0: content in the relay in flight */
+    bool late_sent;             /* rank > 0: a kvs.relay-late carried it */
+    bool late;                  /* rank > 0: chosen for the kvs.relay-late
+                                 * being built */
     bool failed;                /* decided (error pending publication) */
     int errnum;                 /* rank > 0: error to forward */
     char errstr[160];
@@ -148,6 +179,11 @@ struct fence_table {
     canopy_watcher_t *prep;
     int ndirty;
     canopy_future_t *relay;     /* the relay in flight, or NULL */
+    struct list_node late;      /* rank > 0: kvs.relay-late in flight */
+    canopy_msg_t **late_acks;   /* kvs.relay-late to acknowledge */
+    int nlate_acks;
+    int caplate_acks;
+    canopy_watcher_t *late_w;   /* ... when this fires */
     fence_shape_t *shapes;      /* rank > 0: subtree counts learned */
     canopy_watcher_t *hold_w;   /* rank > 0: ends the earliest hold */
     int nunpublished;           /* rank 0: fences with 'unpublished' */
@@ -829,6 +865,46 @@ done:
     blobtab_destroy (blobs);
 }
 
+/* Acknowledge every kvs.relay-late received so far. */
+static void late_ack_all (struct fence_table *ft)
+{
+    for (int i = 0; i < ft->nlate_acks; i++) {
+        if (canopy_respond (ft->ctx->h, ft->late_acks[i], NULL) < 0)
+            canopy_log (ft->ctx->h, LOG_ERR, "kvs.relay-late: cannot acknowledge: %s",
+                        strerror (errno));
+        canopy_msg_decref (ft->late_acks[i]);
+    }
+    ft->nlate_acks = 0;
+}
+
+static void late_ack_timer_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents,
+                               void *arg)
+{
+    late_ack_all (arg);
+}
+
+/* Keep a kvs.relay-late to acknowledge RELAY_LATE_ACK_DELAY from the first
+ * of a batch.  Without the memory to keep it, acknowledge it now.
+ */
+static void late_ack_later (struct fence_table *ft, const canopy_msg_t *msg)
+{
+    if (ft->nlate_acks == ft->caplate_acks) {
+        int cap = ft->caplate_acks ? ft->caplate_acks * 2 : 16;
+        canopy_msg_t **v = realloc (ft->late_acks, cap * sizeof (*v));
+        if (!v) {
+            canopy_respond (ft->ctx->h, msg, NULL);
+            return;
+        }
+        ft->late_acks = v;
+        ft->caplate_acks = cap;
+    }
+    ft->late_acks[ft->nlate_acks++] = canopy_msg_incref ((canopy_msg_t *)msg);
+    if (ft->nlate_acks == 1) {
+        canopy_timer_watcher_reset (ft->late_w, RELAY_LATE_ACK_DELAY, 0);
+        canopy_watcher_start (ft->late_w);
+    }
+}
+
 void fence_relay (struct fence_table *ft, const canopy_msg_t *msg)
 {
     struct kvs_ctx *ctx = ft->ctx;
@@ -847,8 +923,14 @@ void fence_relay (struct fence_table *ft, const canopy_msg_t *msg)
         canopy_respond_error (ctx->h, msg, e, error.text[0] ? error.text : NULL);
         return;
     }
-    /* acknowledge first: the child's next batch is on its way while we merge */
-    canopy_respond (ctx->h, msg, NULL);
+    /* acknowledge first: the child's next batch is on its way while we
+     * merge; a kvs.relay-late later, with the others
+     */
+    const char *topic = canopy_msg_get_topic (msg);
+    if (topic && !strcmp (topic, "kvs.relay-late"))
+        late_ack_later (ft, msg);
+    else
+        canopy_respond (ctx->h, msg, NULL);
     for (int i = 0; i < kvs_relay_count (r); i++) {
         const struct kvs_relay_fence *c = kvs_relay_fence (r, i);
         merge (ft, c, c->refs, kvs_relay_blobs (r), NULL, 0);
@@ -930,6 +1012,28 @@ static bool held (struct fence_table *ft, struct fence *f, double now)
     return true;
 }
 
+/* Whether dirty fence f goes in a kvs.relay-late: it has brought every
+ * participant its subtree is expected to, holds no error, and was never
+ * sent that way (so a wrong expectation cannot turn every later
+ * contribution into an unclocked relay).
+ */
+static bool completes (const struct fence *f)
+{
+    return f->dirty && f->expect > 0 && !f->errnum && !f->late_sent
+           && f->total >= f->expect;
+}
+
+static bool any_completes (struct fence_table *ft)
+{
+    void *val;
+    for (const char *k = hashmap_first (ft->fences, &val); k;
+         k = hashmap_next (ft->fences, &val)) {
+        if (completes (val))
+            return true;
+    }
+    return false;
+}
+
 /* Whether a relay would carry something now: a dirty fence not held.
  * If fences are held, the hold timer is set for the first to run out.
  */
@@ -958,10 +1062,11 @@ static bool sendable (struct fence_table *ft)
 /* Fill a relay with dirty fences, in table order, as long as its size
  * bound stays under the limit; the others wait for the next relay.  A
  * fence whose bound alone is over the limit goes alone (the encoder then
- * decides).  Marks the chosen fences 'sending'.  Returns the number of
- * fences with content (not errors) chosen, or -1 (ENOMEM).
+ * decides).  A kvs.relay-late ('late') takes only fences that complete.
+ * Marks the chosen fences 'sending'.  Returns the number of fences with
+ * content (not errors) chosen, or -1 (ENOMEM).
  */
-static int fill_relay (struct fence_table *ft, kvs_relay_enc_t *enc)
+static int fill_relay (struct fence_table *ft, kvs_relay_enc_t *enc, bool late)
 {
     size_t max = ft->ctx->limits.relay_max;
     int n = 0, ncontent = 0;
@@ -972,7 +1077,7 @@ static int fill_relay (struct fence_table *ft, kvs_relay_enc_t *enc)
     for (const char *k = hashmap_first (ft->fences, &val); k && !alone;
          k = hashmap_next (ft->fences, &val)) {
         struct fence *f = val;
-        if (!f->dirty || held (ft, f, now))
+        if (late ? !completes (f) : !f->dirty || held (ft, f, now))
             continue;
         struct kvs_relay_fence c = relay_entry (f);
         const blobtab_t *blobs = f->errnum ? NULL : f->blobs;
@@ -982,6 +1087,7 @@ static int fill_relay (struct fence_table *ft, kvs_relay_enc_t *enc)
         if (kvs_relay_enc_add (enc, &c, blobs) < 0)
             return -1;
         f->sending = true;
+        f->late = late;
         n++;
         if (!f->errnum)
             ncontent++;
@@ -991,11 +1097,83 @@ static int fill_relay (struct fence_table *ft, kvs_relay_enc_t *enc)
     return ncontent;
 }
 
-/* Encode and send one relay.  Returns 0, or -1 with errno (EFBIG, ENOMEM,
- * or the send's errno) and *ncontent the fences with content it held.
- * The chosen fences are marked 'sending' in both cases.
+static void late_relay_destroy (struct late_relay *lr)
+{
+    if (lr) {
+        int saved_errno = errno;
+        if (list_node_linked (&lr->node))
+            list_del (&lr->node);
+        canopy_future_destroy (lr->f);
+        for (int i = 0; i < lr->n; i++)
+            free (lr->names[i]);
+        free (lr->names);
+        free (lr);
+        errno = saved_errno;
+    }
+}
+
+/* A kvs.relay-late was acknowledged.  If it was refused (or the link to
+ * the parent was lost), the fences it carried become error contributions,
+ * as with relay_ack_cb.
  */
-static int send_relay (struct fence_table *ft, int *ncontent)
+static void late_ack_cb (canopy_future_t *f, void *arg)
+{
+    struct late_relay *lr = arg;
+    struct fence_table *ft = lr->ft;
+
+    if (canopy_future_get (f, NULL) < 0) {
+        const char *s = canopy_future_error_string (f);
+        int errnum = errno ? errno : EIO;
+        char buf[160];
+        canopy_log (ft->ctx->h, LOG_ERR, "kvs.relay-late: %s", s ? s : strerror (errnum));
+        snprintf (buf, sizeof (buf), "the relay to the parent broker failed: %s",
+                  s ? s : strerror (errnum));
+        for (int i = 0; i < lr->n; i++) {
+            struct fence *fe = hashmap_lookup (ft->fences, lr->names[i]);
+            if (fe)
+                forward_error (ft, fe, errnum, buf);
+        }
+    }
+    late_relay_destroy (lr);
+}
+
+/* The names of the fences chosen for a kvs.relay-late, kept with it. */
+static struct late_relay *late_relay_create (struct fence_table *ft)
+{
+    struct late_relay *lr = calloc (1, sizeof (*lr));
+    void *val;
+    int n = 0;
+
+    if (!lr)
+        return NULL;
+    list_node_init (&lr->node);
+    lr->ft = ft;
+    for (const char *k = hashmap_first (ft->fences, &val); k;
+         k = hashmap_next (ft->fences, &val)) {
+        if (((struct fence *)val)->sending)
+            n++;
+    }
+    if (!(lr->names = calloc (n ? n : 1, sizeof (char *))))
+        goto error;
+    for (const char *k = hashmap_first (ft->fences, &val); k;
+         k = hashmap_next (ft->fences, &val)) {
+        struct fence *f = val;
+        if (f->sending && lr->n < n && !(lr->names[lr->n++] = strdup (f->name)))
+            goto error;
+    }
+    return lr;
+error:
+    late_relay_destroy (lr);
+    errno = ENOMEM;
+    return NULL;
+}
+
+/* Encode and send one relay ('late': a kvs.relay-late of the fences that
+ * complete).  Returns 0, or -1 with errno (EFBIG, ENOMEM, or the send's
+ * errno) and *ncontent the fences with content it held.  The chosen
+ * fences are marked 'sending' in both cases.
+ */
+static int send_relay (struct fence_table *ft, bool late, int *ncontent)
 {
     struct kvs_ctx *ctx = ft->ctx;
     kvs_relay_enc_t *enc;
@@ -1003,31 +1181,39 @@ static int send_relay (struct fence_table *ft, int *ncontent)
     const void *buf;
     size_t len = 0;
     canopy_future_t *fut;
+    struct late_relay *lr = NULL;
     int e;
 
     *ncontent = 0;
     if (!(enc = kvs_relay_enc_create ()))
         return -1;
     kvs_relay_enc_set_max (enc, ctx->limits.relay_max);
-    if ((*ncontent = fill_relay (ft, enc)) < 0) {
-        *ncontent = 0;
+    if (fill_relay (ft, enc, late) < 0)
         goto error;
-    }
+    if (late && !(lr = late_relay_create (ft)))
+        goto error;
     /* encoded straight into the request: a relay of large values is not
      * copied a second time on its way out
      */
-    if (!(msg = canopy_rpc_raw_request ("kvs.relay"))
+    if (!(msg = canopy_rpc_raw_request (late ? "kvs.relay-late" : "kvs.relay"))
         || kvs_relay_enc_finish_msg (enc, msg) < 0
         || canopy_msg_get_payload (msg, &buf, &len) < 0
         || !(fut = canopy_rpc_message (ctx->h, msg, CANOPY_NODEID_UPSTREAM, 0)))
         goto error;
-    if (canopy_future_then (fut, -1, relay_ack_cb, ft) < 0) {
+    if (canopy_future_then (fut, -1, late ? late_ack_cb : relay_ack_cb,
+                            late ? (void *)lr : (void *)ft) < 0) {
         e = errno;
         canopy_future_destroy (fut);
         errno = e;
         goto error;
     }
-    ft->relay = fut;
+    if (late) {
+        lr->f = fut;
+        list_add_tail (&ft->late, &lr->node);
+        ctx->stats.relays_late++;
+    }
+    else
+        ft->relay = fut;
     ctx->stats.relays_sent++;
     ctx->stats.relay_bytes += len;
     canopy_msg_decref (msg);
@@ -1035,6 +1221,15 @@ static int send_relay (struct fence_table *ft, int *ncontent)
     return 0;
 error:
     e = errno ? errno : ENOMEM;
+    /* what was chosen, even if the filling stopped half way */
+    void *val;
+    for (const char *k = hashmap_first (ft->fences, &val); k;
+         k = hashmap_next (ft->fences, &val)) {
+        struct fence *f = val;
+        if (f->sending && !f->errnum)
+            (*ncontent)++;
+    }
+    late_relay_destroy (lr);
     canopy_msg_decref (msg);
     kvs_relay_enc_destroy (enc);
     errno = e;
@@ -1055,8 +1250,11 @@ static void sent (struct fence_table *ft, bool delivered)
         f->sending = false;
         f->dirty = false;
         ft->ndirty--;
-        if (delivered && !f->errnum)
+        if (delivered && f->late)
+            f->late_sent = true;
+        else if (delivered && !f->errnum)
             f->inflight = true;
+        f->late = false;
         f->count = 0;
         kvs_opsbuf_clear (&f->ops);
         blobtab_truncate (f->blobs, 0);
@@ -1066,7 +1264,8 @@ static void sent (struct fence_table *ft, bool delivered)
 }
 
 /* rank > 0: send what was merged since the last relay, as one message
- * (as much as fits: the rest leaves with the next acknowledgement).
+ * (as much as fits: the rest leaves with the next acknowledgement); with
+ * 'late', the fences that complete, as one kvs.relay-late.
  *
  * Failures never leave a fence dirty to fail again, and never drop a
  * contribution silently: the fences whose content could not be sent
@@ -1076,13 +1275,13 @@ static void sent (struct fence_table *ft, bool delivered)
  * even that relay cannot be sent, its errors are dropped (logged): rank
  * 0's fence timeout or its handling of a lost broker remain.
  */
-static void flush (struct fence_table *ft)
+static void send_batch (struct fence_table *ft, bool late)
 {
     struct kvs_ctx *ctx = ft->ctx;
-    double t0 = thread_cputime ();
     int ncontent;
+    bool delivered = false;
 
-    while (send_relay (ft, &ncontent) < 0) {
+    while (!(delivered = send_relay (ft, late, &ncontent) == 0)) {
         int e = errno;
         void *val;
         if (ncontent == 0) {
@@ -1105,19 +1304,36 @@ static void flush (struct fence_table *ft)
             if (!f->sending)
                 continue;
             f->sending = false;
+            f->late = false;
             if (!f->errnum)
                 forward_error (ft, f, e == EFBIG ? E2BIG : e, buf);
         }
+        /* the failed fences are errors now: a kvs.relay carries them */
+        if (late)
+            break;
     }
-    if (ft->relay)
+    if (delivered)
         sent (ft, true);
-    tstat_push (&ctx->timing.relay_encode, (thread_cputime () - t0) * 1e6);
+}
+
+/* rank > 0: the fences that complete go in a kvs.relay-late, at once; the
+ * rest in a kvs.relay when none is in flight and one is not held.
+ */
+static void flush (struct fence_table *ft)
+{
+    double t0 = thread_cputime ();
+
+    if (any_completes (ft))
+        send_batch (ft, true);
+    if (ft->ndirty > 0 && !ft->relay && sendable (ft))
+        send_batch (ft, false);
+    tstat_push (&ft->ctx->timing.relay_encode, (thread_cputime () - t0) * 1e6);
 }
 
 static void prep_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)
 {
     struct fence_table *ft = arg;
-    if (ft->ctx->rank > 0 && ft->ndirty > 0 && !ft->relay && sendable (ft))
+    if (ft->ctx->rank > 0 && ft->ndirty > 0)
         flush (ft);
     canopy_watcher_stop (w);
 }
@@ -1441,17 +1657,21 @@ struct fence_table *fence_table_create (struct kvs_ctx *ctx)
     }
     ft->ctx = ctx;
     list_init (&ft->ready);
+    list_init (&ft->late);
     if (!(ft->fences = hashmap_create (fence_free))
         || !(ft->finished = hashmap_create (finished_free))
         || !(ft->per_user = hashmap_create (NULL))
         || !(ft->prep = canopy_prepare_watcher_create (ctx->r, prep_cb, ft))
         || !(ft->shapes = fence_shape_create ())
-        || !(ft->hold_w = canopy_timer_watcher_create (ctx->r, 0, 0, hold_cb, ft))) {
+        || !(ft->hold_w = canopy_timer_watcher_create (ctx->r, 0, 0, hold_cb, ft))
+        || !(ft->late_w = canopy_timer_watcher_create (ctx->r, 0, 0, late_ack_timer_cb,
+                                                       ft))) {
         fence_table_destroy (ft);
         return NULL;
     }
     canopy_watcher_unref (ft->prep);
     canopy_watcher_unref (ft->hold_w);
+    canopy_watcher_unref (ft->late_w);
     return ft;
 }
 
@@ -1465,8 +1685,14 @@ void fence_table_destroy (struct fence_table *ft)
              k = hashmap_next (ft->fences, &val))
             answer (ft, val, ENOSYS, "KVS module unloading", 0, "");
         canopy_future_destroy (ft->relay);
+        while (!list_empty (&ft->late))
+            late_relay_destroy (list_first_entry (&ft->late, struct late_relay, node));
+        /* what was merged is acknowledged: the children forget it */
+        late_ack_all (ft);
+        free (ft->late_acks);
         canopy_watcher_destroy (ft->prep);
         canopy_watcher_destroy (ft->hold_w);
+        canopy_watcher_destroy (ft->late_w);
         fence_shape_destroy (ft->shapes);
         hashmap_destroy (ft->fences);
         hashmap_destroy (ft->finished);

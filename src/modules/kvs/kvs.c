@@ -6,6 +6,8 @@
  *                                  {version, rootref} once this broker has
  *                                  the new root
  *   kvs.relay                      merged contributions from a child broker
+ *   kvs.relay-late                 the same, completing held fences: its
+ *                                  acknowledgement comes later (fence.c)
  *   kvs.fence-abort {name, errnum} fail a fence for everyone (rank 0)
  *   kvs.fence-status {name}        rank 0's record of a fence: its state
  *                                  and when it began, became complete
@@ -659,7 +661,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                   + (applier_busy (ctx->applier) ? 1 : 0);
     canopy_respond_pack (h, msg,
         "{s:i s:i s:s s:{s:I s:I s:I s:I s:I s:I s:I s:I} s:{s:i s:i s:i} s:i s:i s:i s:i"
-        " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
+        " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
         " s:{s:o s:o s:o s:o s:o s:o s:o s:o s:o} s:o s:o s:{s:b s:I s:I s:I s:I} s:o}",
         "rank", (int)ctx->rank,
         "version", ctx->version,
@@ -681,6 +683,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                     "loads", (json_int_t)ctx->stats.loads,
                     "load-bytes", (json_int_t)ctx->stats.load_bytes,
                     "relays-sent", (json_int_t)ctx->stats.relays_sent,
+                    "relays-late", (json_int_t)ctx->stats.relays_late,
                     "relays-received", (json_int_t)ctx->stats.relays_received,
                     "applies", (json_int_t)ctx->stats.applies,
                     "applied-txns", (json_int_t)ctx->stats.apply_txns,
@@ -787,6 +790,7 @@ static const struct canopy_msg_handler_spec htab[] = {
     { CANOPY_MSGTYPE_REQUEST, "kvs.commit", commit_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "kvs.fence", fence_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "kvs.relay", relay_cb, 0 },
+    { CANOPY_MSGTYPE_REQUEST, "kvs.relay-late", relay_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "kvs.fence-abort", abort_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "kvs.fence-status", fence_status_cb, 0 },
     { CANOPY_MSGTYPE_REQUEST, "kvs.getroot", getroot_cb, 0 },

@@ -92,6 +92,7 @@ struct kvs_ctx {
         uint64_t loads;
         uint64_t load_bytes;
         uint64_t relays_sent;
+        uint64_t relays_late;   /* ... of them kvs.relay-late (fence.c) */
         uint64_t relays_received;
         uint64_t applies;
         uint64_t apply_txns;

@@ -76,21 +76,29 @@ static int answer (struct kvsenv *env, uint32_t tag, char *text, size_t size)
     return errnum;
 }
 
-/* The next relay sent upstream (decoded; its request in *req), or NULL. */
-static kvs_relay_t *take_relay (struct kvsenv *env, canopy_msg_t **req)
+/* The next relay of 'topic' sent upstream (decoded; its request in
+ * *req), or NULL.
+ */
+static kvs_relay_t *take_topic (struct kvsenv *env, const char *topic,
+                                canopy_msg_t **req)
 {
     canopy_error_t error;
     const void *data;
     size_t len;
     kvs_relay_t *r;
 
-    if (!(*req = fakeh_take (env->fake, CANOPY_MSGTYPE_REQUEST, "kvs.relay")))
+    if (!(*req = fakeh_take (env->fake, CANOPY_MSGTYPE_REQUEST, topic)))
         return NULL;
     assert_int_equal (canopy_msg_get_payload (*req, &data, &len), 0);
     assert_true (len <= env->ctx.limits.relay_max);
     if (!(r = kvs_relay_decode (data, len, &error)))
         fail_msg ("relay does not decode: %s", error.text);
     return r;
+}
+
+static kvs_relay_t *take_relay (struct kvsenv *env, canopy_msg_t **req)
+{
+    return take_topic (env, "kvs.relay", req);
 }
 
 static const struct kvs_relay_fence *find (kvs_relay_t *r, const char *name)
@@ -862,13 +870,14 @@ static void test_unload (void **state)
 /* The relay of 'name' alone, with 'count' participants: taken, checked,
  * acknowledged.
  */
-static void expect_relay_of (struct kvsenv *env, const char *name, int count)
+static void expect_topic_of (struct kvsenv *env, const char *topic,
+                             const char *name, int count)
 {
     canopy_msg_t *req;
     kvs_relay_t *r;
     const struct kvs_relay_fence *c;
 
-    assert_non_null ((r = take_relay (env, &req)));
+    assert_non_null ((r = take_topic (env, topic, &req)));
     assert_int_equal (kvs_relay_count (r), 1);
     assert_non_null ((c = find (r, name)));
     assert_int_equal (c->count, count);
@@ -877,6 +886,17 @@ static void expect_relay_of (struct kvsenv *env, const char *name, int count)
     fakeh_respond (env->fake, req, 0, NULL, 0);
     canopy_msg_decref (req);
     kvsenv_run (env);
+}
+
+static void expect_relay_of (struct kvsenv *env, const char *name, int count)
+{
+    expect_topic_of (env, "kvs.relay", name, count);
+}
+
+/* A kvs.relay-late: the fence completes here. */
+static void expect_late_of (struct kvsenv *env, const char *name, int count)
+{
+    expect_topic_of (env, "kvs.relay-late", name, count);
 }
 
 static void setroot_names (struct kvsenv *env, const char *name, int version)
@@ -938,12 +958,13 @@ static void test_hold (void **state)
     join (env, 7, "3:c4", "h", 5, "h1", "1", 1);
     kvsenv_run (env);
     expect_relay_of (env, "h", 1);
-    /* the third participant: all of "b" in one relay */
+    /* the third participant: all of "b" in one relay, acknowledged late */
     join (env, 8, "3:c3", "b", 8, "b3", "3", 1);
     kvsenv_run (env);
-    expect_relay_of (env, "b", 3);
+    expect_late_of (env, "b", 3);
     assert_null (fakeh_take (env->fake, CANOPY_MSGTYPE_REQUEST, "kvs.relay"));
-    /* one more than expected is not held */
+    assert_int_equal (env->ctx.stats.relays_late, 1);
+    /* one more than expected is not held, nor sent late again */
     join (env, 9, "3:c5", "b", 8, "b4", "4", 1);
     kvsenv_run (env);
     expect_relay_of (env, "b", 1);
@@ -964,7 +985,7 @@ static void test_hold (void **state)
     assert_null (fakeh_take (env->fake, CANOPY_MSGTYPE_REQUEST, "kvs.relay"));
     join (env, 23, "3:d3", "c", 8, "c", "v", 1);
     kvsenv_run (env);
-    expect_relay_of (env, "c", 4);
+    expect_late_of (env, "c", 4);
     teardown (env);
 }
 
@@ -1059,7 +1080,7 @@ static void test_hold_span (void **state)
     /* ... and released by its second participant */
     join (env, 4, "3:c2", "b", 8, "b2", "2", 1);
     kvsenv_run (env);
-    expect_relay_of (env, "b", 2);
+    expect_late_of (env, "b", 2);
     assert_int_equal (env->ctx.stats.relay_hold_expired, 0);
     setroot_names (env, "b", 2);
     assert_int_equal (answer (env, 3, NULL, 0), 0);
@@ -1074,6 +1095,133 @@ static void test_hold_span (void **state)
     expect_relay_of (env, "c", 1);
     assert_int_equal (env->ctx.stats.relay_hold_expired, 1);
     teardown (env);
+}
+
+/* A fence that completes here leaves in a kvs.relay-late at once, even
+ * while a kvs.relay is in flight; refused, it becomes an error the next
+ * kvs.relay carries.
+ */
+static void test_late_relay (void **state)
+{
+    struct kvsenv *env = setup (3);
+    canopy_msg_t *greq, *lreq, *req;
+    kvs_relay_t *r;
+    const struct kvs_relay_fence *c;
+
+    env->ctx.limits.relay_hold = 60;
+    join (env, 1, "3:c1", "a", 8, "a1", "1", 1);
+    join (env, 2, "3:c2", "a", 8, "a2", "2", 1);
+    kvsenv_run (env);
+    expect_relay_of (env, "a", 2);              /* nothing learned yet */
+    setroot_names (env, "a", 1);
+    assert_int_equal (answer (env, 1, NULL, 0), 0);
+    assert_int_equal (answer (env, 2, NULL, 0), 0);
+
+    /* a commit's relay in flight, not acknowledged yet */
+    join (env, 3, "3:c3", "g", 1, "g1", "1", 1);
+    kvsenv_run (env);
+    assert_non_null ((r = take_relay (env, &greq)));
+    kvs_relay_destroy (r);
+    /* "b" completes meanwhile: its relay does not wait for that ack */
+    join (env, 4, "3:c1", "b", 8, "b1", "1", 1);
+    kvsenv_run (env);
+    assert_null (fakeh_take (env->fake, CANOPY_MSGTYPE_REQUEST, "kvs.relay-late"));
+    join (env, 5, "3:c2", "b", 8, "b2", "2", 1);
+    kvsenv_run (env);
+    assert_non_null ((r = take_topic (env, "kvs.relay-late", &lreq)));
+    assert_int_equal (kvs_relay_count (r), 1);
+    assert_non_null ((c = find (r, "b")));
+    assert_int_equal (c->count, 2);
+    kvs_relay_destroy (r);
+    assert_int_equal (env->ctx.stats.relays_late, 1);
+
+    /* refused: "b" fails, carried by the next kvs.relay, after g's ack */
+    fakeh_respond (env->fake, lreq, EPROTO, NULL, 0);
+    canopy_msg_decref (lreq);
+    kvsenv_run (env);
+    assert_null (take_relay (env, &req));
+    assert_null (fakeh_take (env->fake, CANOPY_MSGTYPE_REQUEST, "kvs.relay-late"));
+    fakeh_respond (env->fake, greq, 0, NULL, 0);
+    canopy_msg_decref (greq);
+    kvsenv_run (env);
+    assert_non_null ((r = take_relay (env, &req)));
+    assert_int_equal (kvs_relay_count (r), 1);
+    assert_non_null ((c = find (r, "b")));
+    assert_int_equal (c->errnum, EPROTO);
+    assert_non_null (strstr (c->errstr, "the relay to the parent broker failed"));
+    kvs_relay_destroy (r);
+    fakeh_respond (env->fake, req, 0, NULL, 0);
+    canopy_msg_decref (req);
+    kvsenv_run (env);
+    assert_null (take_relay (env, &req));       /* nothing loops */
+    teardown (env);
+}
+
+/* A relay from child rank 3 of one contribution to 'name' (topic 'topic',
+ * matchtag 'tag').
+ */
+static void relay_from_child (struct kvsenv *env, const char *topic, uint32_t tag,
+                              const char *name)
+{
+    const char *ops = "[\"k\",{\"data\":\"MQ==\",\"type\":\"val\",\"ver\":1}]";
+    struct kvs_relay_fence c = {
+        .name = name, .nprocs = 8, .count = 1, .userid = -1, .errstr = "",
+        .nops = 1, .ops = ops, .opslen = strlen (ops),
+    };
+    kvs_relay_enc_t *enc = kvs_relay_enc_create ();
+    blobtab_t *none = blobtab_create ();
+    canopy_msg_t *msg = canopy_rpc_raw_request (topic);
+    assert_non_null (enc);
+    assert_non_null (msg);
+    assert_int_equal (kvs_relay_enc_add (enc, &c, none), 0);
+    assert_int_equal (kvs_relay_enc_finish_msg (enc, msg), 0);
+    assert_int_equal (canopy_msg_set_matchtag (msg, tag), 0);
+    assert_int_equal (canopy_msg_route_enable (msg), 0);
+    assert_int_equal (canopy_msg_route_push (msg, "3"), 0);
+    fence_relay (env->ctx.fences, msg);
+    canopy_msg_decref (msg);
+    blobtab_destroy (none);
+    kvs_relay_enc_destroy (enc);
+}
+
+/* The parent merges a kvs.relay-late at once and acknowledges it later,
+ * with the others that came meanwhile; a kvs.relay at once.  A module
+ * unloading acknowledges what it merged.
+ */
+static void test_late_ack (void **state)
+{
+    struct kvsenv *env = setup (1);
+    canopy_msg_t *req;
+    kvs_relay_t *r;
+    const struct kvs_relay_fence *c;
+
+    relay_from_child (env, "kvs.relay-late", 41, "x");
+    relay_from_child (env, "kvs.relay-late", 42, "y");
+    relay_from_child (env, "kvs.relay", 43, "z");
+    assert_int_equal (answer (env, 43, NULL, 0), 0);
+    kvsenv_run (env);
+    assert_int_equal (answer (env, 41, NULL, 0), -1);   /* not yet */
+    assert_int_equal (answer (env, 42, NULL, 0), -1);
+    /* merged at once: relayed on */
+    assert_non_null ((r = take_relay (env, &req)));
+    assert_int_equal (kvs_relay_count (r), 3);
+    assert_non_null ((c = find (r, "x")));
+    assert_int_equal (c->count, 1);
+    kvs_relay_destroy (r);
+    fakeh_respond (env->fake, req, 0, NULL, 0);
+    canopy_msg_decref (req);
+    usleep (150000);
+    kvsenv_run (env);
+    assert_int_equal (answer (env, 41, NULL, 0), 0);
+    assert_int_equal (answer (env, 42, NULL, 0), 0);
+
+    relay_from_child (env, "kvs.relay-late", 44, "w");
+    kvsenv_run (env);
+    assert_int_equal (answer (env, 44, NULL, 0), -1);
+    fence_table_destroy (env->ctx.fences);
+    env->ctx.fences = NULL;
+    assert_int_equal (answer (env, 44, NULL, 0), 0);
+    kvsenv_destroy (env);
 }
 
 /* An entry of 64 KiB or more is not held: large values travel while the
@@ -1110,6 +1258,8 @@ int main (void)
         cmocka_unit_test (test_hold_runs_out),
         cmocka_unit_test (test_hold_span),
         cmocka_unit_test (test_hold_large),
+        cmocka_unit_test (test_late_relay),
+        cmocka_unit_test (test_late_ack),
         cmocka_unit_test (test_disagree_disconnect),
         cmocka_unit_test (test_request_errors),
         cmocka_unit_test (test_request_general_form),
