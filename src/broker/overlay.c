@@ -1441,8 +1441,17 @@ int overlay_send_child (struct overlay *ov, uint32_t rank, const canopy_msg_t *m
     if (send_to_child (ov, c, msg) < 0) {
         int e = errno;
         rpctrack_remove (c->track, msg);
-        if (e == EHOSTUNREACH)
+        /* A response owed to a child that has just left (a kvs.relay-late
+         * is answered 0.1 s after it came) finds its link closed while
+         * its goodbye may still wait in our queue: not a loss by itself.
+         * If the child died instead, the next keepalive finds that out,
+         * within one keepalive period (nothing was sent to it now).
+         */
+        if (e == EHOSTUNREACH && canopy_msg_get_type (msg) == CANOPY_MSGTYPE_REQUEST)
             child_lost (ov, c, "disconnected");
+        else if (e == EHOSTUNREACH)
+            broker_log (ov->b, LOG_DEBUG, "response to rank %u dropped: its link is"
+                        " closed", c->rank);
         errno = e;
         return -1;
     }
