@@ -486,11 +486,12 @@ static void deliver (struct kvsenv *env, json_t *ev)
                    json_object_get (ev, "errors"), 1, "sha256-x");
 }
 
-/* Rank 0 gets a child's relay of one contribution to 'name' with the
- * operations text 'ops' (nops of them).
+/* A relay of 'topic' (matchtag 'tag') from child rank 'from', of one
+ * contribution to 'name' with the operations text 'ops' (nops of them).
  */
-static void relay_to_rank0 (struct kvsenv *env, const char *name, int nprocs,
-                            const char *ops, int nops)
+static void relay_in (struct kvsenv *env, const char *topic, uint32_t tag,
+                      const char *from, const char *name, int nprocs,
+                      const char *ops, int nops)
 {
     struct kvs_relay_fence c = {
         .name = name, .nprocs = nprocs, .count = 1, .userid = -1, .errstr = "",
@@ -498,18 +499,27 @@ static void relay_to_rank0 (struct kvsenv *env, const char *name, int nprocs,
     };
     kvs_relay_enc_t *enc = kvs_relay_enc_create ();
     blobtab_t *none = blobtab_create ();
-    canopy_msg_t *msg = canopy_rpc_raw_request ("kvs.relay");
+    canopy_msg_t *msg = canopy_rpc_raw_request (topic);
     assert_non_null (enc);
     assert_non_null (msg);
     assert_int_equal (kvs_relay_enc_add (enc, &c, none), 0);
     assert_int_equal (kvs_relay_enc_finish_msg (enc, msg), 0);
-    assert_int_equal (canopy_msg_set_matchtag (msg, 99), 0);
+    assert_int_equal (canopy_msg_set_matchtag (msg, tag), 0);
     assert_int_equal (canopy_msg_route_enable (msg), 0);
-    assert_int_equal (canopy_msg_route_push (msg, "1"), 0);
+    assert_int_equal (canopy_msg_route_push (msg, from), 0);
     fence_relay (env->ctx.fences, msg);
     canopy_msg_decref (msg);
     blobtab_destroy (none);
     kvs_relay_enc_destroy (enc);
+}
+
+/* Rank 0 gets a child's relay of one contribution to 'name' with the
+ * operations text 'ops' (nops of them).
+ */
+static void relay_to_rank0 (struct kvsenv *env, const char *name, int nprocs,
+                            const char *ops, int nops)
+{
+    relay_in (env, "kvs.relay", 99, "1", name, nprocs, ops, nops);
 }
 
 /* Rank 0 parses each contribution as it arrives: the operations are
@@ -1163,25 +1173,8 @@ static void test_late_relay (void **state)
 static void relay_from_child (struct kvsenv *env, const char *topic, uint32_t tag,
                               const char *name)
 {
-    const char *ops = "[\"k\",{\"data\":\"MQ==\",\"type\":\"val\",\"ver\":1}]";
-    struct kvs_relay_fence c = {
-        .name = name, .nprocs = 8, .count = 1, .userid = -1, .errstr = "",
-        .nops = 1, .ops = ops, .opslen = strlen (ops),
-    };
-    kvs_relay_enc_t *enc = kvs_relay_enc_create ();
-    blobtab_t *none = blobtab_create ();
-    canopy_msg_t *msg = canopy_rpc_raw_request (topic);
-    assert_non_null (enc);
-    assert_non_null (msg);
-    assert_int_equal (kvs_relay_enc_add (enc, &c, none), 0);
-    assert_int_equal (kvs_relay_enc_finish_msg (enc, msg), 0);
-    assert_int_equal (canopy_msg_set_matchtag (msg, tag), 0);
-    assert_int_equal (canopy_msg_route_enable (msg), 0);
-    assert_int_equal (canopy_msg_route_push (msg, "3"), 0);
-    fence_relay (env->ctx.fences, msg);
-    canopy_msg_decref (msg);
-    blobtab_destroy (none);
-    kvs_relay_enc_destroy (enc);
+    relay_in (env, topic, tag, "3", name, 8,
+              "[\"k\",{\"data\":\"MQ==\",\"type\":\"val\",\"ver\":1}]", 1);
 }
 
 /* The parent merges a kvs.relay-late at once and acknowledges it later,
