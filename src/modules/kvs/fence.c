@@ -145,8 +145,6 @@ struct fence {
     bool sending;               /* rank > 0: in the relay being built */
     bool inflight;              /* rank > 0: content in the relay in flight */
     bool late_sent;             /* rank > 0: a kvs.relay-late carried it */
-    bool late;                  /* rank > 0: chosen for the kvs.relay-late
-                                 * being built */
     bool failed;                /* decided (error pending publication) */
     int errnum;                 /* rank > 0: error to forward */
     char errstr[160];
@@ -1063,13 +1061,13 @@ static bool sendable (struct fence_table *ft)
  * bound stays under the limit; the others wait for the next relay.  A
  * fence whose bound alone is over the limit goes alone (the encoder then
  * decides).  A kvs.relay-late ('late') takes only fences that complete.
- * Marks the chosen fences 'sending'.  Returns the number of fences with
- * content (not errors) chosen, or -1 (ENOMEM).
+ * Marks the chosen fences 'sending'.  Returns 0, or -1 (ENOMEM) with the
+ * fences chosen so far still marked.
  */
 static int fill_relay (struct fence_table *ft, kvs_relay_enc_t *enc, bool late)
 {
     size_t max = ft->ctx->limits.relay_max;
-    int n = 0, ncontent = 0;
+    int n = 0;
     bool alone = false;
     double now = monotime ();
     void *val;
@@ -1087,14 +1085,11 @@ static int fill_relay (struct fence_table *ft, kvs_relay_enc_t *enc, bool late)
         if (kvs_relay_enc_add (enc, &c, blobs) < 0)
             return -1;
         f->sending = true;
-        f->late = late;
         n++;
-        if (!f->errnum)
-            ncontent++;
         if (kvs_relay_enc_bound (enc) > max)
             alone = true;
     }
-    return ncontent;
+    return 0;
 }
 
 static void late_relay_destroy (struct late_relay *lr)
@@ -1236,10 +1231,11 @@ error:
     return -1;
 }
 
-/* The chosen fences left (sent, or dropped): reset them.  An entry keeps
- * only its waiters until the setroot event names it.
+/* The chosen fences left (sent, or dropped; 'late': in a kvs.relay-late):
+ * reset them.  An entry keeps only its waiters until the setroot event
+ * names it.
  */
-static void sent (struct fence_table *ft, bool delivered)
+static void sent (struct fence_table *ft, bool delivered, bool late)
 {
     void *val;
     for (const char *k = hashmap_first (ft->fences, &val); k;
@@ -1250,11 +1246,10 @@ static void sent (struct fence_table *ft, bool delivered)
         f->sending = false;
         f->dirty = false;
         ft->ndirty--;
-        if (delivered && f->late)
+        if (delivered && late)
             f->late_sent = true;
         else if (delivered && !f->errnum)
             f->inflight = true;
-        f->late = false;
         f->count = 0;
         kvs_opsbuf_clear (&f->ops);
         blobtab_truncate (f->blobs, 0);
@@ -1287,7 +1282,7 @@ static void send_batch (struct fence_table *ft, bool late)
         if (ncontent == 0) {
             canopy_log (ctx->h, LOG_ERR, "kvs.relay: cannot send the failures of"
                         " fences to the parent broker: %s", strerror (e));
-            sent (ft, false);
+            sent (ft, false, late);
             break;
         }
         char buf[160];
@@ -1304,7 +1299,6 @@ static void send_batch (struct fence_table *ft, bool late)
             if (!f->sending)
                 continue;
             f->sending = false;
-            f->late = false;
             if (!f->errnum)
                 forward_error (ft, f, e == EFBIG ? E2BIG : e, buf);
         }
@@ -1313,7 +1307,7 @@ static void send_batch (struct fence_table *ft, bool late)
             break;
     }
     if (delivered)
-        sent (ft, true);
+        sent (ft, true, late);
 }
 
 /* rank > 0: the fences that complete go in a kvs.relay-late, at once; the

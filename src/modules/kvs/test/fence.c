@@ -101,6 +101,14 @@ static kvs_relay_t *take_relay (struct kvsenv *env, canopy_msg_t **req)
     return take_topic (env, "kvs.relay", req);
 }
 
+/* Answer relay request 'req' (errnum 0: acknowledge), drop it, and run. */
+static void reply (struct kvsenv *env, canopy_msg_t *req, int errnum)
+{
+    fakeh_respond (env->fake, req, errnum, NULL, 0);
+    canopy_msg_decref (req);
+    kvsenv_run (env);
+}
+
 static const struct kvs_relay_fence *find (kvs_relay_t *r, const char *name)
 {
     for (int i = 0; i < kvs_relay_count (r); i++) {
@@ -146,17 +154,13 @@ static void test_merge_and_relay (void **state)
     join (env, 4, "3:c4", "f", 4, "d", "4", 1);
     kvsenv_run (env);
     assert_null (take_relay (env, &req2));
-    fakeh_respond (env->fake, req, 0, NULL, 0);
-    canopy_msg_decref (req);
-    kvsenv_run (env);
+    reply (env, req, 0);
     assert_non_null ((r = take_relay (env, &req)));
     assert_int_equal (kvs_relay_count (r), 1);
     assert_non_null ((c = find (r, "f")));
     assert_int_equal (c->count, 1);     /* only what was merged since */
     kvs_relay_destroy (r);
-    fakeh_respond (env->fake, req, 0, NULL, 0);
-    canopy_msg_decref (req);
-    kvsenv_run (env);
+    reply (env, req, 0);
     assert_null (take_relay (env, &req));
 
     /* nobody was answered yet: the event does it */
@@ -214,9 +218,7 @@ static void test_relay_too_large (void **state)
             big_seen = true;
         }
         kvs_relay_destroy (r);
-        fakeh_respond (env->fake, req, 0, NULL, 0);
-        canopy_msg_decref (req);
-        kvsenv_run (env);
+        reply (env, req, 0);
         assert_true (relays <= 2);
     }
     assert_true (small_seen);
@@ -237,9 +239,7 @@ static void test_relay_too_large (void **state)
         assert_int_equal (kvs_relay_fence (r, 0)->errnum, 0);
         relays++;
         kvs_relay_destroy (r);
-        fakeh_respond (env->fake, req, 0, NULL, 0);
-        canopy_msg_decref (req);
-        kvsenv_run (env);
+        reply (env, req, 0);
     }
     assert_int_equal (relays, 2);
     teardown (env);
@@ -267,9 +267,7 @@ static void test_relay_send_fails (void **state)
     assert_int_equal (c->nops, 0);
     assert_int_equal (env->ctx.stats.relays_sent, 1);
     kvs_relay_destroy (r);
-    fakeh_respond (env->fake, req, 0, NULL, 0);
-    canopy_msg_decref (req);
-    kvsenv_run (env);
+    reply (env, req, 0);
     assert_null (take_relay (env, &req));
 
     /* both the relay and the relay of errors fail: logged, dropped, and
@@ -311,9 +309,7 @@ static void test_relay_refused (void **state)
     kvs_relay_destroy (r);
     join (env, 2, "2:c2", "later", 2, "b", "2", 1);     /* waits */
     kvsenv_run (env);
-    fakeh_respond (env->fake, req, EPROTO, NULL, 0);
-    canopy_msg_decref (req);
-    kvsenv_run (env);
+    reply (env, req, EPROTO);
     assert_non_null ((r = take_relay (env, &req)));
     assert_int_equal (kvs_relay_count (r), 2);
     assert_non_null ((c = find (r, "f")));
@@ -324,17 +320,13 @@ static void test_relay_refused (void **state)
     assert_int_equal (c->count, 1);
     kvs_relay_destroy (r);
     /* refused again: "f" is already failed, "later" becomes one */
-    fakeh_respond (env->fake, req, EPROTO, NULL, 0);
-    canopy_msg_decref (req);
-    kvsenv_run (env);
+    reply (env, req, EPROTO);
     assert_non_null ((r = take_relay (env, &req)));
     assert_int_equal (kvs_relay_count (r), 1);
     assert_non_null ((c = find (r, "later")));
     assert_int_equal (c->errnum, EPROTO);
     kvs_relay_destroy (r);
-    fakeh_respond (env->fake, req, EPROTO, NULL, 0);
-    canopy_msg_decref (req);
-    kvsenv_run (env);
+    reply (env, req, EPROTO);
     assert_null (take_relay (env, &req));       /* nothing loops */
     teardown (env);
 }
@@ -893,9 +885,7 @@ static void expect_topic_of (struct kvsenv *env, const char *topic,
     assert_int_equal (c->count, count);
     assert_int_equal (c->errnum, 0);
     kvs_relay_destroy (r);
-    fakeh_respond (env->fake, req, 0, NULL, 0);
-    canopy_msg_decref (req);
-    kvsenv_run (env);
+    reply (env, req, 0);
 }
 
 static void expect_relay_of (struct kvsenv *env, const char *name, int count)
@@ -1040,9 +1030,7 @@ static void test_hold_runs_out (void **state)
     assert_non_null ((c = find (r, "c")));
     assert_int_equal (c->errnum, EINVAL);
     kvs_relay_destroy (r);
-    fakeh_respond (env->fake, req, 0, NULL, 0);
-    canopy_msg_decref (req);
-    kvsenv_run (env);
+    reply (env, req, 0);
     json_t *errors = json_pack ("[{s:s s:i s:s}]", "name", "c", "errnum", EINVAL,
                                 "errstr", "x");
     fence_setroot (env->ctx.fences, NULL, errors, 2, "sha256-x");
@@ -1146,23 +1134,17 @@ static void test_late_relay (void **state)
     assert_int_equal (env->ctx.stats.relays_late, 1);
 
     /* refused: "b" fails, carried by the next kvs.relay, after g's ack */
-    fakeh_respond (env->fake, lreq, EPROTO, NULL, 0);
-    canopy_msg_decref (lreq);
-    kvsenv_run (env);
+    reply (env, lreq, EPROTO);
     assert_null (take_relay (env, &req));
     assert_null (fakeh_take (env->fake, CANOPY_MSGTYPE_REQUEST, "kvs.relay-late"));
-    fakeh_respond (env->fake, greq, 0, NULL, 0);
-    canopy_msg_decref (greq);
-    kvsenv_run (env);
+    reply (env, greq, 0);
     assert_non_null ((r = take_relay (env, &req)));
     assert_int_equal (kvs_relay_count (r), 1);
     assert_non_null ((c = find (r, "b")));
     assert_int_equal (c->errnum, EPROTO);
     assert_non_null (strstr (c->errstr, "the relay to the parent broker failed"));
     kvs_relay_destroy (r);
-    fakeh_respond (env->fake, req, 0, NULL, 0);
-    canopy_msg_decref (req);
-    kvsenv_run (env);
+    reply (env, req, 0);
     assert_null (take_relay (env, &req));       /* nothing loops */
     teardown (env);
 }
