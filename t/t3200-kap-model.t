@@ -111,6 +111,26 @@ test_expect_success 'calibrate.sh -r: the round of the cheapest 8-byte fence giv
 				if (!((\"round\" best \"_\" k[i]) in v) || v[k[i]] != v[\"round\" best \"_\" k[i]]) exit 1
 		}" costs.raw
 '
+test_expect_success 'calibrate.sh -f derives the same costs again from the saved measurements, measuring nothing' '
+	$SCRIPTS/calibrate.sh -f costs.raw -g 31 -b $SHARNESS_BUILD_DIRECTORY \
+		-o again.json >/dev/null 2>again.err &&
+	! grep "measuring on" again.err &&
+	jq -r ._loops again.json | grep "derived again from costs.raw" &&
+	jq -S "del(._loops)" costs.json >a.json &&
+	jq -S "del(._loops)" again.json >b.json &&
+	test_cmp a.json b.json &&
+	cmp costs.raw again.raw
+'
+test_expect_success 'calibrate.sh -f refuses a file that is not a calibration'"'"'s measurements' '
+	echo "rtt_broker 7" >bad.raw &&
+	test_must_fail $SCRIPTS/calibrate.sh -f bad.raw \
+		-b $SHARNESS_BUILD_DIRECTORY -o never.json 2>err &&
+	grep "not a calibration" err &&
+	! test -e never.json &&
+	test_must_fail $SCRIPTS/calibrate.sh -f /nonexistent/x.raw \
+		-b $SHARNESS_BUILD_DIRECTORY -o never.json &&
+	! test -e never.json
+'
 test_expect_success 'calibrate.sh refuses a growth instance no larger than the second, and 0 rounds' '
 	test_must_fail $SCRIPTS/calibrate.sh -q -n 15 -g 15 \
 		-b $SHARNESS_BUILD_DIRECTORY -o never.json 2>err &&

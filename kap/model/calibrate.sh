@@ -2,7 +2,7 @@
 # calibrate.sh - measure the model's per-message costs on this machine.
 #
 #   kap/model/calibrate.sh [-b BUILDDIR] [-o COSTS.json] [-n BROKERS]
-#                          [-g BROKERS] [-r ROUNDS] [-q]
+#                          [-g BROKERS] [-r ROUNDS] [-q] [-f RAW]
 #
 # Every cost of costs.h is derived from a small measurement on a live
 # instance, with CPU time read from /proc (brokers) and from the shell's
@@ -101,6 +101,11 @@
 # (kap/model/README.md).
 # With -q the counts are cut by 5 and there is one round unless -r says
 # otherwise (a rough calibration in about ten seconds).
+# With -f RAW nothing is measured: the costs are derived again from the
+# measurements an earlier calibration saved (COSTS.raw beside its
+# COSTS.json), with this build's model, for when the model changed and
+# the machine's state of then is the one to compare with.  -n and -g
+# must be the sizes it measured.
 # Writes COSTS.json (default: costs.json here) and prints it.
 set -eu
 
@@ -110,7 +115,8 @@ scale=1
 nb=15
 ng=127
 rounds=
-while getopts b:o:n:g:r:qh opt; do
+from=
+while getopts b:o:n:g:r:f:qh opt; do
     case $opt in
         b) build=$OPTARG ;;
         o) out=$OPTARG ;;
@@ -118,6 +124,7 @@ while getopts b:o:n:g:r:qh opt; do
         g) ng=$OPTARG ;;
         r) rounds=$OPTARG ;;
         q) scale=5 ;;
+        f) from=$OPTARG ;;
         h) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "calibrate: see -h" >&2; exit 1 ;;
     esac
@@ -152,6 +159,18 @@ if test "$ng" -gt 0 && test "$ng" -le "$nb"; then
     echo "calibrate: -g must be 0 or more than -n ($nb)" >&2
     exit 1
 fi
+pin=
+if command -v taskset >/dev/null && taskset -c 0 true 2>/dev/null; then
+    pin="taskset -c 0"
+fi
+if test -n "$from"; then
+    cp "$from" "$tmp/raw" || exit 1
+    grep -q "^cpu_commit [0-9]" "$tmp/raw" || {
+        echo "calibrate: $from is not a calibration's measurements" >&2
+        exit 1
+    }
+    rounds=1
+else
 echo "calibrate: measuring on 1 broker, then on $nb (k=2)..." >&2
 export CANOPY=$canopy PING=$ping KVSB=$kvsb CROWD=$crowd TMP=$tmp SCALE=$scale
 # The loops run on one core.  Left to the scheduler, a loop's client and
@@ -160,12 +179,8 @@ export CANOPY=$canopy PING=$ping KVSB=$kvsb CROWD=$crowd TMP=$tmp SCALE=$scale
 # 13-24 us of broker CPU per ping instead of 3.3-3.5, and 40-70 us of
 # wall instead of 8): the costs came out 2-5x apart between runs.  Under
 # load no core idles, and the loaded runs below stand for the rest.
-pin=
-if command -v taskset >/dev/null && taskset -c 0 true 2>/dev/null; then
-    pin="taskset -c 0"
-else
+test -n "$pin" ||
     echo "calibrate: taskset cannot pin the loops to one core; the costs will vary more" >&2
-fi
 $pin "$canopy" start -n 1 -- "$inner" local >"$tmp/raw"
 # kvs.prime off: after a collective fence canopy sends the new values in
 # their own event, after the setroot and off the fence's path, and the
@@ -228,6 +243,7 @@ if test "$rounds" -gt 1; then
             print "loaded_round", best
         }' "$tmp/raw" >"$tmp/raw.best" && mv "$tmp/raw.best" "$tmp/raw"
 fi
+fi     # measured (not -f)
 
 # Derive the costs (all microseconds).
 awk -v cores=$(nproc) -v k=2 -v when="$(date -u +%Y-%m-%dT%H:%MZ)" '
@@ -298,7 +314,9 @@ awk -v cores=$(nproc) -v k=2 -v when="$(date -u +%Y-%m-%dT%H:%MZ)" '
 if test -n "$pin"; then loops="loops on one core ($pin)"; else loops="loops not pinned (no taskset)"; fi
 loops="$loops; the loaded runs with kvs.prime-values=0"
 best_round=$(awk '$1 == "loaded_round" { print $2 }' "$tmp/raw")
-test -z "$best_round" || loops="$loops; loops and loaded runs of round $best_round of $rounds"
+test -z "$best_round" || test -n "$from" ||
+    loops="$loops; loops and loaded runs of round $best_round of $rounds"
+test -z "$from" || loops="$loops; derived again from $from, measured earlier"
 jq --arg l "$loops" '._loops = $l' "$out" >"$tmp/loops.json" && mv "$tmp/loops.json" "$out"
 # Scale for load: what the model charges for the loaded runs of
 # calibrate-inner.sh (the second instance, 16 participants per broker)

@@ -314,7 +314,7 @@ int main (int argc, char *argv[])
     if (mo.json_file) {
         json_t *doc = json_pack ("{s:i s:o s:i s:i s:s s:i s:{s:o s:o}"
                                  " s:{s:{s:f} s:{s:f} s:{s:f}}"
-                                 " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:f s:f s:f s:f s:f s:f s:f}}",
+                                 " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:f s:f s:f s:f s:f s:f s:f}}",
                                  "model", 1,
                                  "config", kap_config_json (&kc),
                                  "brokers", cfg.brokers,
@@ -327,6 +327,8 @@ int main (int argc, char *argv[])
                                               "consumer", "max_us", res.consumer_wall,
                                               "total", "max_us", res.total_wall,
                                  "counters", "relays", (json_int_t)res.relays,
+                                   "relays_late", (json_int_t)res.relays_late,
+                                   "late_acks", (json_int_t)res.late_acks,
                                    "relay_bytes", (json_int_t)res.relay_bytes,
                                    "loads", (json_int_t)res.loads,
                                    "load_bytes", (json_int_t)res.load_bytes,

@@ -44,6 +44,8 @@ enum msgtype {
     M_LOAD,         /* KVS -> content, content -> parent content */
     M_LOAD_RESP,    /* content -> KVS or child content */
     M_SHM_GET,      /* client internal: a get read from the shared cache */
+    M_LATE_TIMER,   /* KVS internal: acknowledge the kvs.relay-late held */
+    M_LATE_ACK,     /* parent KVS -> KVS: a kvs.relay-late's answer */
 };
 
 struct msg {
@@ -60,8 +62,8 @@ struct msg {
     int nops;
     double bytes;
     double blob_bytes;      /* relay: blob bytes carried */
-    bool late;              /* relay: a kvs.relay-late (acknowledged after
-                             * the fence, so not modelled) */
+    bool late;              /* relay: a kvs.relay-late (acknowledged
+                             * KVSIM_LATE_ACK_DELAY later, in a batch) */
     int *objs;              /* a batched load (owned), or NULL */
     int nobj;
     int next_free;
@@ -112,6 +114,9 @@ struct kvs_state {
     bool late_sent;         /* hold: the fence went in a kvs.relay-late */
     int *waiters;           /* participants waiting for the fence */
     int nwaiters, capwaiters;
+    int *late_from;         /* children whose kvs.relay-late awaits its
+                             * answer (the batch timer runs while any) */
+    int nlate, caplate;
 };
 
 struct part {
@@ -755,6 +760,7 @@ static bool sync_msg (int type)
     switch (type) {
         case M_START: case M_FENCE: case M_FENCE_RESP: case M_FLUSH:
         case M_RELAY: case M_ACK: case M_APPLY: case M_EVENT:
+        case M_LATE_TIMER: case M_LATE_ACK:
             return true;
     }
     return false;
@@ -876,7 +882,13 @@ static double job_cost_base (struct sim *s, struct server *sv, struct msg *m)
                 case M_RELAY:
                     return c->relay_recv + c->relay_byte * (m->bytes + m->blob_bytes);
                 case M_ACK:
+                case M_LATE_ACK:
                     return c->ack;
+                case M_LATE_TIMER:
+                    /* after the run's end nothing is measured (late_timer) */
+                    if (s->done == s->nactors)
+                        return 0;
+                    return c->respond * s->kvs[b].nlate;
                 case M_APPLY: {
                     double store = s->prime_bytes;
                     for (int o = 0; o < s->nobjs; o++)
@@ -926,12 +938,63 @@ static void send_to_client (struct sim *s, int b, int p, int type, double bytes)
 }
 
 /* With 'hold', the relay that completes the subtree is a kvs.relay-late
- * (fence.c): sent even while a relay is in flight, and its
- * acknowledgement comes after the fence (none is modelled).
+ * (fence.c): sent even while a relay is in flight, and acknowledged
+ * KVSIM_LATE_ACK_DELAY after the first of a batch (late_ack_later): off
+ * the fence's path, but on a fence longer than the delay the answers
+ * take the shared cores' time as canopy's do.
  */
 static bool completes (struct sim *s, const struct kvs_state *k)
 {
     return s->cfg->hold && !k->late_sent && k->total >= k->expect;
+}
+
+static void late_ack_later (struct sim *s, int b, int child)
+{
+    struct kvs_state *k = &s->kvs[b];
+    if (k->nlate == k->caplate) {
+        int cap = k->caplate ? k->caplate * 2 : 4;
+        int *v = realloc (k->late_from, cap * sizeof (int));
+        if (!v) {
+            s->error = ENOMEM;
+            des_stop (s->des);
+            return;
+        }
+        k->late_from = v;
+        k->caplate = cap;
+    }
+    k->late_from[k->nlate++] = child;
+    if (k->nlate == 1) {
+        int mi = msg_new (s);
+        if (mi < 0)
+            return;
+        s->msgs[mi].type = M_LATE_TIMER;
+        deliver (s, server_of (s, b, TH_KVS, 0), mi, KVSIM_LATE_ACK_DELAY);
+        s->res->messages--;     /* internal, not a message */
+    }
+}
+
+/* The batch timer: answer every kvs.relay-late held.  Once every
+ * participant has finished, the run is over (what is measured ends
+ * there), so the answers are dropped rather than charged.
+ */
+static void late_timer (struct sim *s, int b)
+{
+    struct kvs_state *k = &s->kvs[b];
+    int n = k->nlate;
+    k->nlate = 0;
+    if (s->done == s->nactors)
+        return;
+    for (int i = 0; i < n; i++) {
+        int ai = msg_new (s);
+        if (ai < 0)
+            return;
+        s->msgs[ai].type = M_LATE_ACK;
+        s->msgs[ai].dst_broker = s->kvs[b].late_from[i];
+        s->msgs[ai].dst_thread = TH_KVS;
+        s->msgs[ai].bytes = 60;
+        s->res->late_acks++;
+        send_from (s, ai, b, false);
+    }
 }
 
 static void queue_flush (struct sim *s, int b)
@@ -1148,7 +1211,9 @@ static void kvs_done (struct sim *s, int b, int mi)
         }
         case M_RELAY: {
             if (m->late) {
+                int from = m->src_broker;
                 contribute (s, b, m->count, m->nops, m->bytes - 200, m->blob_bytes);
+                late_ack_later (s, b, from);
                 break;
             }
             int ai = msg_new (s);
@@ -1167,6 +1232,11 @@ static void kvs_done (struct sim *s, int b, int mi)
             k->inflight = false;
             queue_flush (s, b);
             break;
+        case M_LATE_TIMER:
+            late_timer (s, b);
+            break;
+        case M_LATE_ACK:
+            break;      /* the child forgets the relay (late_ack_cb) */
         case M_APPLY: {
             /* rank 0 answers its own participants at once */
             for (int i = 0; i < k->nwaiters; i++)
@@ -1593,8 +1663,10 @@ static void sim_free (struct sim *s)
     }
     free (s->cst);
     if (s->kvs) {
-        for (int b = 0; b < s->cfg->brokers; b++)
+        for (int b = 0; b < s->cfg->brokers; b++) {
             free (s->kvs[b].waiters);
+            free (s->kvs[b].late_from);
+        }
     }
     free (s->kvs);
     free (s->parts);

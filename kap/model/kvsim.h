@@ -56,6 +56,10 @@ enum kvsim_clients {
 
 /* fence.c's RELAY_HOLD_BYTES: a held relay this large goes anyway */
 #define KVSIM_HOLD_BYTES 65536
+/* fence.c's RELAY_LATE_ACK_DELAY (0.1 s): a kvs.relay-late is answered
+ * this many microseconds after the first of a batch
+ */
+#define KVSIM_LATE_ACK_DELAY 100000.0
 /* content.c's LOAD_WINDOW and LOAD_BATCH_MAX: batched loads in flight to
  * the parent, and objects per batch
  */
@@ -103,6 +107,7 @@ struct kvsim_result {
     double total_wall;      /* end of the last participant */
     uint64_t relays;
     uint64_t relays_late;   /* ... of them kvs.relay-late (hold) */
+    uint64_t late_acks;     /* their answers sent before the run's end */
     uint64_t relay_bytes;
     uint64_t loads;         /* objects loaded from a parent (every hop) */
     uint64_t load_batches;  /* batched loads sent (load_batch) */

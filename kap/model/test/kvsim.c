@@ -369,12 +369,34 @@ static void test_hold (void **state)
     assert_int_equal (kvsim_run (&cfg, &c, &held), 0);
     assert_int_equal (held.relays, 30);
     assert_true (self.relays > held.relays);
-    /* each of them completes its subtree: a kvs.relay-late, whose
-     * acknowledgement comes after the fence (none modelled)
+    /* each of them completes its subtree: a kvs.relay-late, answered
+     * KVSIM_LATE_ACK_DELAY later, after this short fence: not charged
      */
     assert_int_equal (held.relays_late, 30);
     assert_int_equal (self.relays_late, 0);
+    assert_int_equal (held.late_acks, 0);
+    assert_true (held.total_wall < KVSIM_LATE_ACK_DELAY);
     assert_int_equal (held.sync.count, self.sync.count);
+    /* a fence longer than the delay: participants placed in blocks and
+     * slow puts (1 ms each, one after the other in the crowd), so the
+     * first brokers' subtrees are in long before the last: their
+     * relays are answered during the fence, and the answers' messages
+     * and CPU are charged like any others
+     */
+    struct kvsim_result slow, slow_block;
+    c.put = 1000;
+    assert_int_equal (kvsim_run (&cfg, &c, &slow), 0);
+    cfg.block = true;
+    assert_int_equal (kvsim_run (&cfg, &c, &slow_block), 0);
+    assert_true (slow_block.total_wall > 2 * KVSIM_LATE_ACK_DELAY);
+    assert_true (slow_block.late_acks > 0);
+    assert_true (slow_block.late_acks <= slow_block.relays_late);
+    /* interleaved, every subtree completes at the end: none in the run */
+    assert_int_equal (slow.late_acks, 0);
+    assert_true (slow_block.messages > slow.messages);
+    cfg.block = false;
+    kap_costs_default (&c);
+    c.cores = 2;
     /* participants on brokers 0-9 only: brokers 10-30 have nobody in
      * their subtrees and relay nothing; 1-9 relay once each
      */
