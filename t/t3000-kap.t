@@ -247,4 +247,38 @@ test_expect_success OPENMPI 'a tiny sweep writes results, medians, a report (and
 		test -s sweep/fig3-get.png
 	fi
 '
+test_expect_success OPENMPI 'kap-sweep --pool takes the medians over the runs of earlier sweeps of the same points' '
+	cp -r sweep pooled &&
+	CANOPY_BUILD_DIR=$SHARNESS_BUILD_DIRECTORY \
+	$EXP/kap-sweep --report-only --no-plot --out pooled --pool sweep >pool.out &&
+	test $(grep -vc "^#" pooled/results.tsv) = 20 &&
+	test $(awk -F"	" "NR > 1 && \$6 == 2" pooled/results.tsv | wc -l) = 10 &&
+	grep "^2 run(s) per point" pooled/report.md &&
+	grep "those of 1 earlier sweep(s) of the same points, pooled" pooled/report.md &&
+	grep "20 runs (with the pooled sweeps" pooled/report.md &&
+	# the same runs twice: the same medians (to the digits a median of
+	# two prints)
+	for f in sweep pooled; do
+		awk "/^#/ { print; next }
+		     { s = \$1; for (i = 2; i <= NF; i++) s = s sprintf(\" %.4g\", \$i); print s }" \
+			$f/fig2.dat >$f.fig2 || return 1
+	done &&
+	test_cmp sweep.fig2 pooled.fig2 &&
+	# without --pool the report is this sweep alone again
+	$EXP/kap-sweep --report-only --no-plot --out pooled >pool.out &&
+	test $(grep -vc "^#" pooled/results.tsv) = 10 &&
+	! grep "earlier sweep" pooled/report.md
+'
+test_expect_success OPENMPI 'kap-sweep --pool refuses another configuration, itself, and a non-sweep' '
+	cp -r sweep other &&
+	sed -i "s/^gets: .*/gets: 1 2/" other/meta.txt &&
+	test_must_fail $EXP/kap-sweep --report-only --no-plot --out pooled --pool other 2>err &&
+	grep "its gets (1 2) are not this sweep" err &&
+	test_must_fail $EXP/kap-sweep --report-only --no-plot --out pooled --pool pooled 2>err &&
+	grep "that is this sweep" err &&
+	test_must_fail $EXP/kap-sweep --report-only --out pooled --pool /nonexistent 2>err &&
+	grep "not a sweep" err &&
+	test_must_fail $EXP/kap-sweep --pool 2>err &&
+	grep "needs a directory" err
+'
 test_done

@@ -97,6 +97,18 @@ pmin=$(echo $procs | awk '{ print $1 }')
 pmax=$(echo $procs | awk '{ print $NF }')
 failed=$(awk -F'\t' 'NR > 1 && $7 != 1' "$dir/results.tsv" | wc -l)
 runs=$(awk 'NR > 1' "$dir/results.tsv" | wc -l)
+# runs per point: this sweep's, and those of earlier sweeps pooled with
+# it (kap-sweep --pool: pooled.txt, one line per sweep)
+perpoint="$(meta repeat) run(s) per point, medians shown."
+pooled=
+if test -s "$dir/pooled.txt"; then
+    perpoint=$(awk -F'\t' -v r="$(meta repeat)" '
+        { n++; r += $2; s = s sprintf("%s%s (%s run(s) per point, load average %s at the start, %s at the end)",
+                                     (n > 1 ? "; " : ""), $1, $2, $4, $5) }
+        END { printf "%d run(s) per point, medians shown: this sweep'"'"'s and those of %d earlier sweep(s) of the same points, pooled: %s.", r, n, s }' \
+        "$dir/pooled.txt")
+    pooled=" (with the pooled sweeps' runs)"
+fi
 
 {
 cat <<EOF
@@ -106,7 +118,7 @@ Produced by \`kap/experiments/kap-sweep\` on $(meta date) ($(meta host)).
 Ranks: $procs, $(meta 'ranks per broker') ranks per broker (one instance
 of P/$(meta 'ranks per broker') brokers, k=2, per rank count), every rank a
 producer and a consumer, one collective fence as the sync phase,
-$(meta repeat) run(s) per point, medians shown.  $runs runs, $failed failed.
+$perpoint  $runs runs$pooled, $failed failed.
 Load average $(meta 'load average at start') at the start,
 $(meta 'load average at end') at the end: the machine is shared, so
 single points are noisy; compare shapes, not single numbers.

@@ -70,10 +70,14 @@
 #   grow_brokers                 (brokers / grow_brokers)^x that takes one
 #                                to the other (0 to 1), and the second
 #                                instance's size
-#   sync_grow                    the same for the 8-byte fence's CPU, all
-#                                thread kinds together: measured over the
-#                                model's charge on the third instance and
-#                                on the second
+#   sync_grow                    the same for the 8-byte fence's CPU, the
+#                                brokers' threads together (broker, I/O
+#                                and modules): measured over the model's
+#                                charge on the third instance and on the
+#                                second
+#   sync_grow_client             the same for the client's CPU alone (one
+#                                process: per participant it grows far
+#                                less than a broker's threads do)
 #   byte_grow                    the same for route_byte and kvs_byte: what
 #                                the fence of 1 KiB values cost on the
 #                                third instance beyond the model's charge
@@ -360,13 +364,18 @@ if test -x "$model"; then
     }
     # FACTOR MEASURED CHARGE: measured / charge, at least 0.1
     factor () { awk -v m="$1" -v c="$2" 'BEGIN { f = m / (c > 1 ? c : 1); printf "%.3f", (f > 0.1 ? f : 0.1) }'; }
-    # the 8-byte fence's measured CPU, every thread kind, over the model's
-    # (the run without gets getcharge just made): SIZE PREFIX
+    # the 8-byte fence's measured CPU over the model's (the run without
+    # gets getcharge just made), the brokers' threads together: PREFIX
     syncratio () { jq -n -r --slurpfile s "$tmp/modelnoget.json" \
-        --argjson b "$(raw ${2}load8_broker_us)" --argjson m "$(raw ${2}load8_module_us)" \
-        --argjson c "$(raw ${2}load8_client_us)" '
+        --argjson b "$(raw ${1}load8_broker_us)" --argjson m "$(raw ${1}load8_module_us)" '
             ($s[0].counters) as $s |
-            ($b + $m + $c) / ($s.cpu_broker_us + $s.cpu_kvs_us + $s.cpu_content_us + $s.cpu_client_us)'; }
+            ($b + $m) / ($s.cpu_broker_us + $s.cpu_kvs_us + $s.cpu_content_us)'; }
+    # ... and the client's, apart: one process, whose CPU per participant
+    # grows much less with the instance than a broker's (x1.14 against
+    # x2.1 from 15 to 127 brokers, 2026-11-29)
+    syncratio_client () { jq -n -r --slurpfile s "$tmp/modelnoget.json" \
+        --argjson c "$(raw ${1}load8_client_us)" '
+            ($s[0].counters) as $s | $c / $s.cpu_client_us'; }
     # PREFIX KIND CHARGE: the gets' CPU on KIND (module, client), the run
     # with gets less the fence alone, over the model's charge
     getfactor () { factor "$(awk -v a="$(raw ${1}get_${2}_us)" -v b="$(raw ${1}load8_${2}_us)" \
@@ -376,24 +385,28 @@ if test -x "$model"; then
                   x = log (b / a) / log (n2 / n1); if (x < 0) x = 0; if (x > 1) x = 1
                   printf "%.3f", x }'; }
     set -- $(getcharge "$nb")
-    sr=$(syncratio "$nb" "")
+    sr=$(syncratio "")
+    src=$(syncratio_client "")
     gm=$(getfactor "" module "$1")
     gc=$(getfactor "" client "$2")
-    xm=0 xc=0 xs=0
+    xm=0 xc=0 xs=0 xsc=0
     if test "$ng" -gt 0; then
         set -- $(getcharge "$ng")
-        sr2=$(syncratio "$ng" grow_)
+        sr2=$(syncratio grow_)
+        src2=$(syncratio_client grow_)
         gm2=$(getfactor grow_ module "$1")
         gc2=$(getfactor grow_ client "$2")
         xm=$(grow "$gm" "$gm2")
         xc=$(grow "$gc" "$gc2")
         xs=$(grow "$sr" "$sr2")
-        grew="; on $ng brokers modules x$gm2, client x$gc2: grown by (brokers / $nb)^$xm and ^$xc; the 8-byte fence's CPU over the model's x$(printf %.3f "$sr") on $nb brokers, x$(printf %.3f "$sr2") on $ng: the sync phase grown by ^$xs"
+        xsc=$(grow "$src" "$src2")
+        grew="; on $ng brokers modules x$gm2, client x$gc2: grown by (brokers / $nb)^$xm and ^$xc; the 8-byte fence's CPU over the model's, the brokers' threads x$(printf %.3f "$sr") on $nb brokers, x$(printf %.3f "$sr2") on $ng: the sync phase grown by ^$xs; the client's x$(printf %.3f "$src") and x$(printf %.3f "$src2"): grown by ^$xsc"
     fi
     jq --argjson gm "$gm" --argjson gc "$gc" --argjson xm "$xm" --argjson xc "$xc" \
-       --argjson xs "$xs" --argjson nb "$nb" --arg grew "${grew:-}" '
+       --argjson xs "$xs" --argjson xsc "$xsc" --argjson nb "$nb" --arg grew "${grew:-}" '
         .get_module = $gm | .get_client = $gc |
         .get_grow_module = $xm | .get_grow_client = $xc | .sync_grow = $xs |
+        .sync_grow_client = $xsc |
         .byte_grow = 0 | .grow_brokers = $nb |
         ._load_scale += "; consumer phase: modules x\(.get_module), client x\(.get_client) (loaded fence and 16 gets less the fence alone, on \($nb) brokers)\($grew)"
     ' "$out" >"$tmp/scaled.json" && mv "$tmp/scaled.json" "$out"

@@ -53,6 +53,7 @@ static const struct field fields[] = {
     F (get_grow_module, 0.0),
     F (get_grow_client, 0.0),
     F (sync_grow, 0.0),
+    F (sync_grow_client, -1.0),
     F (byte_grow, 0.0),
     F (grow_brokers, 15.0),
 };
@@ -126,6 +127,8 @@ json_t *kap_costs_to_json (const struct kap_costs *c)
     if (!o)
         goto nomem;
     for (size_t i = 0; i < NFIELDS; i++) {
+        if (*slot ((struct kap_costs *)c, &fields[i]) < 0)
+            continue;   /* unset (sync_grow_client): as a file without it */
         if (json_object_set_new (o, fields[i].name,
                                  json_real (*slot ((struct kap_costs *)c,
                                                    &fields[i]))) < 0)

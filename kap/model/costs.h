@@ -83,11 +83,18 @@ struct kap_costs {
      */
     double get_grow_module;
     double get_grow_client;
-    /* the same for the sync phase's per-message costs, every thread kind:
-     * a loaded fence's CPU over the model's charge grows too (x1.3-1.5
-     * from 15 to 127 brokers); one exponent
+    /* the same for the sync phase's per-message costs: a loaded fence's
+     * CPU over the model's charge grows too (x1.3-1.5 from 15 to 127
+     * brokers); one exponent for the brokers' threads...
      */
     double sync_grow;
+    /* ... and one for the client, whose per-participant CPU grows less
+     * (one process: x1.14 per participant from 15 to 127 brokers,
+     * against x2.1 per broker for the broker threads, 2026-11-29).
+     * Negative (the default, and what a costs file without it gives):
+     * sync_grow for the client too, as before it was measured apart.
+     */
+    double sync_grow_client;
     /* and for its byte costs (route_byte, kvs_byte), measured apart on
      * a fence of 1 KiB values (until 2026-11-29 the bytes grew by
      * sync_grow, and the model over-predicted the 1 KiB fences of 64-128

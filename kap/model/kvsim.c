@@ -141,6 +141,7 @@ struct sim {
     int cores_free;
     double get_module, get_client;  /* the costs' factors, grown (costs.h) */
     double sync_grow;               /* the sync phase's growth factor */
+    double sync_grow_client;        /* ... on the client */
     double byte_grow;               /* its byte costs' */
     struct kvs_state *kvs;
     struct cstate *cst;
@@ -817,6 +818,8 @@ static double job_cost (struct sim *s, struct server *sv, struct msg *m)
         bytecost = s->c->route_byte * bytes;
     else if (sv->thread == TH_KVS && m->type != M_EVENT)
         bytecost = s->c->kvs_byte * bytes;
+    else if (sv->thread == TH_CLIENT)
+        return cost * s->sync_grow_client;
     else
         return cost * s->sync_grow;
     s->res->bytes_thread[sv->thread] += bytes;
@@ -1710,12 +1713,16 @@ int kvsim_run (const struct kvsim_config *cfg, const struct kap_costs *costs,
     s.get_module = costs->get_module;
     s.get_client = costs->get_client;
     s.sync_grow = 1;
+    s.sync_grow_client = 1;
     s.byte_grow = 1;
     if (costs->cores > 0 && costs->grow_brokers > 0) {
         double ratio = cfg->brokers / costs->grow_brokers;
         s.get_module *= pow (ratio, costs->get_grow_module);
         s.get_client *= pow (ratio, costs->get_grow_client);
         s.sync_grow = pow (ratio, costs->sync_grow);
+        s.sync_grow_client = costs->sync_grow_client >= 0
+                             ? pow (ratio, costs->sync_grow_client)
+                             : s.sync_grow;
         s.byte_grow = pow (ratio, costs->byte_grow);
     }
     s.nclients = cfg->clients == KVSIM_CROWD ? 1 : cfg->participants;

@@ -22,6 +22,19 @@ static void test_roundtrip (void **state)
     kap_costs_default (&b);
     assert_int_equal (kap_costs_from_json (&b, o, err, sizeof (err)), 0);
     assert_memory_equal (&a, &b, sizeof (a));
+    /* the client's growth is unset (negative: sync_grow's) and left out,
+     * as in a costs file from before it was measured; once set it goes
+     * out and comes back
+     */
+    assert_true (a.sync_grow_client < 0);
+    assert_null (json_object_get (o, "sync_grow_client"));
+    json_decref (o);
+    a.sync_grow_client = 0.07;
+    o = kap_costs_to_json (&a);
+    assert_non_null (o);
+    kap_costs_default (&b);
+    assert_int_equal (kap_costs_from_json (&b, o, err, sizeof (err)), 0);
+    assert_true (b.sync_grow_client == 0.07);
     json_decref (o);
 }
 

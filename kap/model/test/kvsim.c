@@ -39,6 +39,7 @@ static void unit_costs (struct kap_costs *c)
     c->sync_broker = c->sync_module = c->sync_client = 1;
     c->get_module = c->get_client = 1;
     c->shm_get = 2;
+    c->sync_grow_client = -1;   /* as sync_grow (kap_costs_default) */
 }
 
 /* The consumer tests' job: unit costs, 'participants' placed in blocks
@@ -225,6 +226,13 @@ static void test_get_grow (void **state)
     assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
     assert_true (fabs (tstat_mean (&r.sync) - (14 + 10 + 2 + 8 + 112 + 2 + 10)) < 1e-9);
     assert_true (fabs (tstat_mean (&r.get) - (28 + 10 + 1 + 22 + 1 + 10)) < 1e-9);
+    /* the client by an exponent of its own when the costs give one:
+     * x1 (client 7) and the brokers' threads x2 as above
+     */
+    c.sync_grow_client = 0;
+    assert_int_equal (kvsim_run (&cfg, &c, &r), 0);
+    assert_true (fabs (tstat_mean (&r.sync) - (7 + 10 + 2 + 8 + 112 + 2 + 10)) < 1e-9);
+    c.sync_grow_client = -1;
     c.sync_grow = 0;
     /* a core per thread (a cluster): no growth */
     c.cores = 0;
