@@ -22,6 +22,29 @@ test_expect_success 'one more entry turns it into an hdir' '
 	grep "\"type\":\"hdir\"" obj &&
 	grep "\"count\":129" obj
 '
+test_expect_success 'fewer entries but over hdir-bytes (8192) also make an hdir (regression: never primed)' '
+	for i in $(seq 1 100); do echo "ns.run$i.k=$i"; done >ns.kv &&
+	canopy kvs put $(cat ns.kv) &&
+	dirobj ns >ns.obj &&
+	grep "\"type\":\"hdir\"" ns.obj &&
+	grep "\"count\":100" ns.obj &&
+	test "$(canopy kvs --rank 3 get ns.run77.k)" = 77 &&
+	test $(canopy kvs ls ns | wc -l) = 100
+'
+test_expect_success 'a collective fence into it primes a leaf: its get loads nothing' '
+	canopy kvs --rank 3 wait $(canopy kvs version) &&
+	before=$(rpc --rank 3 kvs.stats | grep -o "\"load-bytes\": *[0-9]*" | grep -o "[0-9]*$") &&
+	{ canopy kvs --rank 1 fence nsf 2 ns.run101.k=101 & } &&
+	pid=$! &&
+	canopy kvs --rank 2 fence nsf 2 ns.run102.k=102 &&
+	wait $pid &&
+	canopy kvs --rank 3 wait $(canopy kvs version) &&
+	test "$(canopy kvs --rank 3 get ns.run101.k)" = 101 &&
+	test "$(canopy kvs --rank 3 get ns.run102.k)" = 102 &&
+	after=$(rpc --rank 3 kvs.stats | grep -o "\"load-bytes\": *[0-9]*" | grep -o "[0-9]*$") &&
+	echo "loaded $((after - before)) bytes" &&
+	test $((after - before)) = 0
+'
 test_expect_success 'every key reads back, from another rank' '
 	for i in 1 17 64 128 129; do
 		test "$(canopy kvs --rank 3 get h1.k$i)" = $i || return 1

@@ -281,4 +281,26 @@ test_expect_success OPENMPI 'kap-sweep --pool refuses another configuration, its
 	test_must_fail $EXP/kap-sweep --pool 2>err &&
 	grep "needs a directory" err
 '
+test_expect_success OPENMPI 'kap-sweep --fanout: the tree of its instances, in the meta, the report and pooling' '
+	grep "^fanout: 2$" sweep/meta.txt &&
+	grep "brokers, k=2, per rank count" sweep/report.md &&
+	grep "at k=2 the tree of 1 brokers is 0 hop(s) deep, that of 2 brokers 1" sweep/report.md ||
+	grep "redundant values: flat within noise" sweep/report.md &&
+	for k in 0 x 08 ""; do
+		test_must_fail $EXP/kap-sweep --fanout "$k" --out never 2>err &&
+		grep "at least 1" err &&
+		! test -e never || return 1
+	done &&
+	# a sweep of another tree is another configuration
+	cp -r sweep tree8 &&
+	sed -i "s/^fanout: .*/fanout: 8/" tree8/meta.txt &&
+	test_must_fail $EXP/kap-sweep --report-only --no-plot --out pooled --pool tree8 2>err &&
+	grep "its fanout (8) are not this sweep" err &&
+	# a sweep from before --fanout ran k=2: it pools with k=2, and its
+	# report says k=2
+	sed -i "/^fanout: /d" tree8/meta.txt &&
+	$EXP/kap-sweep --report-only --no-plot --out pooled --pool tree8 >pool.out &&
+	$EXP/kap-sweep --report-only --no-plot --out tree8 >pool.out &&
+	grep "brokers, k=2, per rank count" tree8/report.md
+'
 test_done

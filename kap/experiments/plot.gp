@@ -12,7 +12,8 @@ set datafile missing "?"
 set logscale x 2
 set key top left box opaque
 set grid
-set xlabel sprintf ("MPI ranks (producers = consumers; %d ranks per broker, k=2)", ppb)
+if (!exists ("fanout")) fanout = 2
+set xlabel sprintf ("MPI ranks (producers = consumers; %d ranks per broker, k=%d)", ppb, fanout)
 set style data linespoints
 
 label (v) = (v + 0 >= 1024) ? sprintf ("%d KiB", (v + 0) / 1024) : sprintf ("%d B", v + 0)

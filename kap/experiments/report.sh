@@ -93,6 +93,9 @@ function toofew() {
 '
 
 procs=$(meta procs)
+# sweeps from before kap-sweep --fanout ran k=2
+fanout=$(meta fanout)
+fanout=${fanout:-2}
 pmin=$(echo $procs | awk '{ print $1 }')
 pmax=$(echo $procs | awk '{ print $NF }')
 failed=$(awk -F'\t' 'NR > 1 && $7 != 1' "$dir/results.tsv" | wc -l)
@@ -116,7 +119,7 @@ cat <<EOF
 
 Produced by \`kap/experiments/kap-sweep\` on $(meta date) ($(meta host)).
 Ranks: $procs, $(meta 'ranks per broker') ranks per broker (one instance
-of P/$(meta 'ranks per broker') brokers, k=2, per rank count), every rank a
+of P/$(meta 'ranks per broker') brokers, k=$fanout, per rank count), every rank a
 producer and a consumer, one collective fence as the sync phase,
 $perpoint  $runs runs$pooled, $failed failed.
 Load average $(meta 'load average at start') at the start,
@@ -238,7 +241,14 @@ publishing the new root; **down**, the setroot event until the first
 rank had its answer.
 
 EOF
-awk -v sizes="$(meta 'redundant sizes')" "$lib"'
+awk -v sizes="$(meta 'redundant sizes')" -v fanout="$fanout" -v ppb="$(meta 'ranks per broker')" "$lib"'
+# hops from the deepest broker of a k-ary tree of b brokers to rank 0
+function depth(b, k,   d, n, w) {
+    if (k <= 1) return b - 1
+    d = 0; n = 1; w = 1
+    while (n < b) { w *= k; n += w; d++ }
+    return d
+}
 function loadinto(file, arr,   line, n, f, i, r) {
     r = 0
     while ((getline line < file) > 0) {
@@ -310,6 +320,9 @@ BEGIN {
         print "**KVS part, redundant values: flat within noise** (rule: at the largest rank count at most 2× or 2 ms above the smallest, for every size)."
     else
         print "**KVS part, redundant values: not flat** (rule: at the largest rank count at most 2× or 2 ms above the smallest, for every size)."
+    b1 = int(P[1] / ppb); if (b1 < 1) b1 = 1
+    b2 = int(P[nrows] / ppb); if (b2 < 1) b2 = 1
+    printf "The KVS part holds the last contribution'"'"'s way up the tree, one relay a level, each a message from one KVS thread through two brokers'"'"' threads and ZeroMQ'"'"'s I/O threads to the next, all waking on the same cores: at k=%d the tree of %d brokers is %d hop(s) deep, that of %d brokers %d.\n", fanout, b1, depth(b1, fanout), b2, depth(b2, fanout)
     if (falls)
         print "**KVS part per rank, unique values: falls as the rank count grows** (rule: lower per rank at the largest count than at the smallest, for every size)."
     else

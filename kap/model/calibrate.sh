@@ -83,7 +83,8 @@
 #                                third instance beyond the model's charge
 #                                without byte costs (the messages grown by
 #                                sync_grow), over what those byte costs
-#                                charge for its bytes
+#                                charge for its bytes; -1 to 1, negative
+#                                when a byte costs less there
 # -n sets the size of the second instance, where the tree costs and the
 # loaded runs are measured (default 15 brokers, k=2); -g the size of the
 # third (default 127; 0 skips it: no growth).  -r measures in ROUNDS
@@ -430,10 +431,13 @@ if test -x "$model" && test "$ng" -gt 0; then
     m=$(awk -v a="$(raw grow_load_broker_us)" -v b="$(raw grow_load_module_us)" \
             'BEGIN { print a + b }')
     xb=$(awk -v m="$m" -v c0="$c0" -v c1="$c1" -v n1="$nb" -v n2="$ng" 'BEGIN {
+             # no byte cost left in the measurement: the least growth
              x = 0
-             if (c1 - c0 > 0 && m - c0 > 0) {
-                 x = log ((m - c0) / (c1 - c0)) / log (n2 / n1)
-                 if (x < 0) x = 0; if (x > 1) x = 1
+             if (c1 - c0 > 0) {
+                 x = -1
+                 if (m - c0 > 0)
+                     x = log ((m - c0) / (c1 - c0)) / log (n2 / n1)
+                 if (x < -1) x = -1; if (x > 1) x = 1
              }
              printf "%.3f", x }')
     jq --argjson xb "$xb" --argjson c0 "$c0" --argjson c1 "$c1" --argjson m "$m" \

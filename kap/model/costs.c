@@ -13,9 +13,14 @@ struct field {
     const char *name;
     size_t offset;
     double dflt;
+    double min;     /* the least a costs file may give */
 };
 
-#define F(n, d) { #n, offsetof (struct kap_costs, n), d }
+#define F(n, d) { #n, offsetof (struct kap_costs, n), d, 0.0 }
+/* an exponent that may be negative (a cost that shrinks as the instance
+ * grows), from -1
+ */
+#define FS(n, d) { #n, offsetof (struct kap_costs, n), d, -1.0 }
 static const struct field fields[] = {
     F (ipc_lat, 8.0),
     F (net_lat, 15.0),
@@ -54,7 +59,7 @@ static const struct field fields[] = {
     F (get_grow_client, 0.0),
     F (sync_grow, 0.0),
     F (sync_grow_client, -1.0),
-    F (byte_grow, 0.0),
+    FS (byte_grow, 0.0),
     F (grow_brokers, 15.0),
 };
 #undef F
@@ -106,8 +111,9 @@ int kap_costs_from_json (struct kap_costs *c, json_t *o, char *errbuf,
             errno = EINVAL;
             return -1;
         }
-        if (!json_is_number (v) || json_number_value (v) < 0) {
-            snprintf (errbuf, errlen, "cost '%s' must be a number >= 0", key);
+        if (!json_is_number (v) || json_number_value (v) < fields[i].min) {
+            snprintf (errbuf, errlen, "cost '%s' must be a number >= %g", key,
+                      fields[i].min);
             errno = EINVAL;
             return -1;
         }
@@ -127,7 +133,7 @@ json_t *kap_costs_to_json (const struct kap_costs *c)
     if (!o)
         goto nomem;
     for (size_t i = 0; i < NFIELDS; i++) {
-        if (*slot ((struct kap_costs *)c, &fields[i]) < 0)
+        if (*slot ((struct kap_costs *)c, &fields[i]) < fields[i].min)
             continue;   /* unset (sync_grow_client): as a file without it */
         if (json_object_set_new (o, fields[i].name,
                                  json_real (*slot ((struct kap_costs *)c,

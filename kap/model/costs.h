@@ -98,7 +98,9 @@ struct kap_costs {
     /* and for its byte costs (route_byte, kvs_byte), measured apart on
      * a fence of 1 KiB values (until 2026-11-29 the bytes grew by
      * sync_grow, and the model over-predicted the 1 KiB fences of 64-128
-     * brokers by 25-37%)
+     * brokers by 25-37%).  The one exponent that may be negative (-1 to
+     * 1): on 127 brokers the 1 KiB fence's bytes cost 0.3x what the
+     * 15-broker byte costs charge for them (2026-11-29, late)
      */
     double byte_grow;
     double grow_brokers;

@@ -11,6 +11,7 @@
  *                           BYTES each, BUDGET in all (default 8192,524288;
  *                           0 turns it off, as canopy's kvs.prime-max=0)
  *   --hdir-threshold=N      entries before a directory is hashed (128)
+ *   --hdir-bytes=N          ... or bytes of a plain one (8192; 0: off)
  *   --direct=0|1            clients reach their KVS without the broker thread
  *                           (1, canopy's direct channel) or through it (0)
  *   --hold=0|1              a broker relays a fence once its subtree's
@@ -54,6 +55,7 @@ static const char *usage_text =
 "      --prime=MAX[,BUDGET] setroot carries new directories up to MAX bytes\n"
 "                           each, BUDGET in all (default 8192,524288; 0: off)\n"
 "      --hdir-threshold=N   entries before a directory is hashed (128)\n"
+"      --hdir-bytes=N       ... or bytes of a plain one (8192; 0: off)\n"
 "      --direct=0|1         clients reach their KVS on its own socket (1,\n"
 "                           default, as canopy does) or through the broker\n"
 "                           thread (0, canopy with CANOPY_DIRECT=0)\n"
@@ -80,7 +82,7 @@ struct model_opts {
     int cores;              /* -1: from the costs */
     int clients;
     int prime_max, prime_budget;
-    int hdir_threshold;
+    int hdir_threshold, hdir_bytes;
     int direct;
     int hold;
     int load_batch;
@@ -148,6 +150,7 @@ static void parse_model_opts (struct model_opts *mo, int argc, char **argv)
     mo->prime_max = 8192;
     mo->prime_budget = 524288;
     mo->hdir_threshold = 128;
+    mo->hdir_bytes = 8192;
     mo->direct = 1;
     mo->hold = 1;
     mo->load_batch = 1;
@@ -211,6 +214,10 @@ static void parse_model_opts (struct model_opts *mo, int argc, char **argv)
         else if ((v = opt_value (argc, argv, &i, "hdir-threshold", 0))) {
             if ((mo->hdir_threshold = to_int (v, 2)) < 0)
                 die ("--hdir-threshold must be at least 2");
+        }
+        else if ((v = opt_value (argc, argv, &i, "hdir-bytes", 0))) {
+            if ((mo->hdir_bytes = to_int (v, 0)) < 0)
+                die ("--hdir-bytes must be 0 or more");
         }
         else if ((v = opt_value (argc, argv, &i, "json", 0)))
             mo->json_file = (char *)v;
@@ -279,6 +286,7 @@ int main (int argc, char *argv[])
     cfg.redundant = kc.redundant;
     cfg.clients = mo.clients;
     cfg.hdir_threshold = mo.hdir_threshold;
+    cfg.hdir_bytes = mo.hdir_bytes;
     cfg.direct = mo.direct != 0;
     cfg.hold = mo.hold != 0;
     cfg.load_batch = mo.load_batch != 0;

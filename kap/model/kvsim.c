@@ -377,7 +377,9 @@ static int build_dir (struct sim *s, int *members, int n, int level, int depth,
                       int entry)
 {
     int thr = s->cfg->hdir_threshold;
-    if (n <= thr || level > 7) {
+    int hb = s->cfg->hdir_bytes;
+    if (n < 2 || level > 7
+        || (n <= thr && (hb <= 0 || dir_bytes (n, entry) <= hb))) {
         int id = obj_new (s, dir_bytes (n, entry), true, depth);
         if (id < 0)
             return -1;
@@ -1617,6 +1619,7 @@ void kvsim_config_default (struct kvsim_config *cfg)
     cfg->ndirs = 1;
     cfg->clients = KVSIM_CROWD;
     cfg->hdir_threshold = 128;
+    cfg->hdir_bytes = 8192;
     cfg->prime_max = 0;
     cfg->prime_budget = 0;
     cfg->direct = false;
@@ -1629,7 +1632,7 @@ static int check_config (const struct kvsim_config *cfg)
         || cfg->consumers < 0 || cfg->consumers > cfg->participants
         || cfg->value_size < 0 || cfg->access_count < 0
         || cfg->access_stride < 1 || cfg->ndirs < 1 || cfg->keys_per_iter < 1
-        || cfg->hdir_threshold < 2 || cfg->prime_max < 0
+        || cfg->hdir_threshold < 2 || cfg->hdir_bytes < 0 || cfg->prime_max < 0
         || cfg->prime_budget < 0) {
         errno = EINVAL;
         return -1;

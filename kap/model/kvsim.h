@@ -82,6 +82,7 @@ struct kvsim_config {
     bool redundant;
     enum kvsim_clients clients;
     int hdir_threshold;
+    int hdir_bytes;         /* ... or a plain one over this size (0: off) */
     int prime_max;          /* setroot carries new dirs up to this size (0: off) */
     int prime_budget;       /* ... and up to this many bytes in all */
     bool direct;            /* clients talk to their KVS without the broker

@@ -59,6 +59,8 @@ static void test_bad (void **state)
     const char *bad[] = {
         "{\"rout\":1}", "{\"route\":-1}", "{\"route\":\"x\"}", "{\"cores\":1.5}",
         "{\"cores\":-2}", "{\"net_bw\":0}", "[]",
+        "{\"byte_grow\":-1.5}", "{\"sync_grow\":-0.5}",
+        "{\"sync_grow_client\":-1}",
     };
     for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
         json_t *o = json_loads (bad[i], 0, NULL);
@@ -69,6 +71,18 @@ static void test_bad (void **state)
         assert_true (strlen (err) > 0);
         json_decref (o);
     }
+    /* byte_grow alone may be negative: bytes that cost less per byte
+     * on a larger instance
+     */
+    json_t *o = json_loads ("{\"byte_grow\":-0.56}", 0, NULL);
+    kap_costs_default (&c);
+    assert_int_equal (kap_costs_from_json (&c, o, err, sizeof (err)), 0);
+    assert_true (c.byte_grow == -0.56);
+    json_decref (o);
+    o = kap_costs_to_json (&c);
+    assert_non_null (o);
+    assert_true (json_real_value (json_object_get (o, "byte_grow")) == -0.56);
+    json_decref (o);
 }
 
 int main (void)

@@ -588,6 +588,38 @@ static void test_cores (void **state)
     assert_true (one.total_wall >= one.cpu * 0.999);
 }
 
+/* hdir_bytes: a directory of 100 references to 1 KiB values (~12 KiB
+ * plain) is hashed, as canopy's kvs.hdir-bytes does; nothing primed, a
+ * consumer on a leaf loads the header and one bucket instead of all of it
+ */
+static void test_hdir_bytes (void **state)
+{
+    struct kvsim_config cfg;
+    struct kap_costs c;
+    struct kvsim_result hashed, plain;
+
+    block_job (&cfg, &c, 8, 100);
+    cfg.value_size = 1024;
+    cfg.consumers = 1;
+    cfg.prime_max = 0;
+    assert_int_equal (cfg.hdir_bytes, 8192);
+    assert_int_equal (kvsim_run (&cfg, &c, &hashed), 0);
+    cfg.hdir_bytes = 0;
+    assert_int_equal (kvsim_run (&cfg, &c, &plain), 0);
+    assert_true (hashed.loads > plain.loads);
+    assert_true (hashed.load_bytes < plain.load_bytes);
+    /* a directory under the limit is the same either way */
+    cfg.participants = cfg.producers = 40;
+    cfg.hdir_bytes = 8192;
+    assert_int_equal (kvsim_run (&cfg, &c, &hashed), 0);
+    cfg.hdir_bytes = 0;
+    assert_int_equal (kvsim_run (&cfg, &c, &plain), 0);
+    assert_int_equal (hashed.loads, plain.loads);
+    assert_int_equal (hashed.load_bytes, plain.load_bytes);
+    cfg.hdir_bytes = -1;
+    assert_int_equal (kvsim_run (&cfg, &c, &plain), -1);
+}
+
 static void test_shapes (void **state)
 {
     int objs, bytes;
@@ -641,6 +673,7 @@ int main (void)
         cmocka_unit_test (test_keys),
         cmocka_unit_test (test_shm),
         cmocka_unit_test (test_cores),
+        cmocka_unit_test (test_hdir_bytes),
         cmocka_unit_test (test_shapes),
         cmocka_unit_test (test_bad_config),
     };

@@ -531,16 +531,13 @@ static int apply_all (struct round *rd)
     return 0;
 }
 
-static int store_dir (struct round *rd, json_t *dir, char *ref)
+/* Add a directory's encoding (enc, len, named ref) to the round's store
+ * set; a new one is remembered for the cache and priming.
+ */
+static int store_encoded (struct round *rd, json_t *dir, const char *enc,
+                          size_t len, const char *ref)
 {
-    size_t len;
-    char *enc;
-    int rc;
-
-    if (!(enc = treeobj_encode_ref (dir, &len, ref, BLOBREF_MAX)))
-        return -1;
-    rc = blobtab_add (rd->store, ref, enc, len, NULL, 0);
-    free (enc);
+    int rc = blobtab_add (rd->store, ref, enc, len, NULL, 0);
     if (rc < 0)
         return -1;
     if (rc == 1) {
@@ -554,6 +551,19 @@ static int store_dir (struct round *rd, json_t *dir, char *ref)
         rd->nnewdirs++;
     }
     return 0;
+}
+
+static int store_dir (struct round *rd, json_t *dir, char *ref)
+{
+    size_t len;
+    char *enc;
+    int rc;
+
+    if (!(enc = treeobj_encode_ref (dir, &len, ref, BLOBREF_MAX)))
+        return -1;
+    rc = store_encoded (rd, dir, enc, len, ref);
+    free (enc);
+    return rc;
 }
 
 static int unroll (struct round *rd, json_t *dir, int level, char *ref);
@@ -600,17 +610,34 @@ static int unroll (struct round *rd, json_t *dir, int level, char *ref)
             }
         }
     }
-    if (json_object_size (data) > (size_t)ctx->limits.hdir_threshold
-        && level <= TREEOBJ_HDIR_MAXLEVEL) {
-        json_t *h = treeobj_hdir_from_dir (dir, level);
-        int rc;
-        if (!h)
+    size_t count = json_object_size (data);
+    if (level > TREEOBJ_HDIR_MAXLEVEL || count < 2)
+        return store_dir (rd, dir, ref);
+    if (count <= (size_t)ctx->limits.hdir_threshold) {
+        if (ctx->limits.hdir_bytes <= 0)
+            return store_dir (rd, dir, ref);
+        /* few entries, but maybe big ones (directory references are
+         * ~110 bytes): kept plain only while its encoding fits in
+         * hdir-bytes, so that a setroot can carry it (prime-max)
+         */
+        size_t len;
+        char *enc = treeobj_encode_ref (dir, &len, ref, BLOBREF_MAX);
+        if (!enc)
             return -1;
-        rc = unroll (rd, h, level, ref);
-        json_decref (h);
-        return rc;
+        if (len <= (size_t)ctx->limits.hdir_bytes) {
+            int rc = store_encoded (rd, dir, enc, len, ref);
+            free (enc);
+            return rc;
+        }
+        free (enc);
     }
-    return store_dir (rd, dir, ref);
+    json_t *h = treeobj_hdir_from_dir (dir, level);
+    int rc;
+    if (!h)
+        return -1;
+    rc = unroll (rd, h, level, ref);
+    json_decref (h);
+    return rc;
 }
 
 static void round_finish (struct round *rd, int errnum, const char *errstr);

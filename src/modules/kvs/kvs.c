@@ -47,6 +47,9 @@
  *   cache-max=BYTES     object cache size (default 128 MiB)
  *   cache-age=SEC       drop objects unused that long (default 60)
  *   hdir-threshold=N    a directory with more entries is hashed (default 128)
+ *   hdir-bytes=BYTES    ... or one whose encoding is longer (default 8192,
+ *                       prime-max's: every plain directory can be primed;
+ *                       0: entries only)
  *   prime-max=BYTES     setroot carries new directories up to this size
  *                       (default 8192; 0: none)
  *   prime-budget=BYTES  ... and up to this many bytes in all (default 512 KiB)
@@ -856,6 +859,14 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
     ctx->limits.hdir_threshold = 128;
     ctx->limits.prime_max = 8192;  /* a full plain directory (hdir-threshold
                                     * entries) or hdir bucket: ~5-7 KiB */
+    /* ... which holds only for small entries: 128 directory references
+     * are ~14 KiB, and KAP's namespace directory ("kap", one entry per
+     * run) went over prime-max at its 72nd entry: from then on no
+     * setroot carried it, and every consumer's first get of a run
+     * faulted it in (0.5-0.8 ms against 5-40 us from the shared read
+     * cache).  So a plain directory over prime-max bytes is hashed too.
+     */
+    ctx->limits.hdir_bytes = 8192;
     /* the hdir of a KAP round of up to ~8 000 small values; at 2 048 to
      * 6 144 participants 64 KiB left most of its buckets to be faulted
      * in: one-directory gets 3.7-8x slower; 1 MiB made 1 KiB fences at

@@ -31,6 +31,9 @@ struct kvs_module_limits {
                                    they took longer than half this to
                                    arrive then (fence.c); 0 = never hold */
     int hdir_threshold;         /* entries before a dir is hashed */
+    int hdir_bytes;             /* ... or bytes of its encoding (0: no
+                                   limit); at most prime_max, every plain
+                                   directory can go in a setroot */
     int prime_max;              /* setroot carries new dirs up to this size */
     int prime_budget;           /* ... this many bytes in all (0: none) */
     size_t prime_values;        /* new values (each <= prime_max) carried in

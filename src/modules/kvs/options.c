@@ -45,6 +45,7 @@ struct option_spec {
     X ("cache-max", K_SIZE, 0, cache_max) \
     X ("cache-age", K_SECONDS, 0, cache_age) \
     X ("hdir-threshold", K_INT, 2, limits.hdir_threshold) \
+    X ("hdir-bytes", K_BYTES, 0, limits.hdir_bytes) \
     X ("prime-max", K_BYTES, 0, limits.prime_max) \
     X ("prime-budget", K_BYTES, 0, limits.prime_budget) \
     X ("prime-values", K_SIZE, 0, limits.prime_values) \

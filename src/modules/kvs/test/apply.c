@@ -505,6 +505,96 @@ static void test_hdir (void **state)
     teardown (env);
 }
 
+/* The stored object a dirref names (decoded; the caller decrefs). */
+static json_t *stored_dir (struct kvsenv *env, const char *key)
+{
+    json_t *o = json_loads (get (env, key, KVS_TREEOBJ), 0, NULL);
+    assert_non_null (o);
+    assert_true (treeobj_is_dirref (o));
+    const char *ref = treeobj_blobref_at (o, 0);
+    assert_non_null (ref);
+    const char *b64 = json_string_value (json_object_get (env->content, ref));
+    assert_non_null (b64);
+    size_t len;
+    void *data = base64_decode (b64, strlen (b64), &len);
+    assert_non_null (data);
+    json_t *d = treeobj_decode (data, len);
+    assert_non_null (d);
+    free (data);
+    json_decref (o);
+    return d;
+}
+
+/* A directory under hdir-threshold entries whose encoding is over
+ * hdir-bytes is hashed too (regression: KAP's namespace directory of
+ * directory references went over prime-max at 72 entries, and no
+ * setroot carried it any more); under both it stays plain, and with
+ * hdir-bytes 0 only the entries count.
+ */
+static void test_hdir_bytes (void **state)
+{
+    struct kvsenv *env = setup (true);
+    kvs_txn_t *txn = NULL;
+    char key[64], val[32];
+
+    env->ctx.limits.hdir_threshold = 128;
+    env->ctx.limits.hdir_bytes = 2048;
+    /* 40 directories in "ns": 40 dirrefs, ~4 KiB */
+    for (int i = 0; i < 40; i++) {
+        snprintf (key, sizeof (key), "ns.run%d.k", i);
+        txn = put (txn, key, "v");
+    }
+    /* 10 small values in "small": well under 2 KiB */
+    for (int i = 0; i < 10; i++) {
+        snprintf (key, sizeof (key), "small.k%d", i);
+        txn = put (txn, key, "v");
+    }
+    submit (env, 1, NULL, 1, 0, txn);
+    json_decref (drive (env, 0));
+    assert_int_equal (answer (env, 1, NULL, NULL, 0), 0);
+    json_t *d = stored_dir (env, "ns");
+    assert_true (treeobj_is_hdir (d));
+    json_decref (d);
+    d = stored_dir (env, "small");
+    assert_true (treeobj_is_dir (d));
+    json_decref (d);
+    for (int i = 0; i < 40; i++) {
+        snprintf (key, sizeof (key), "ns.run%d.k", i);
+        assert_string_equal (get (env, key, 0), "v");
+    }
+    /* every stored plain directory of more than one entry fits */
+    const char *ref;
+    json_t *v;
+    json_object_foreach (env->content, ref, v) {
+        size_t len;
+        const char *b64 = json_string_value (v);
+        void *data = base64_decode (b64, strlen (b64), &len);
+        json_t *o = treeobj_decode (data, len);
+        if (o && treeobj_is_dir (o) && treeobj_dir_count (o) > 1)
+            assert_true (len <= 2048);
+        json_decref (o);
+        free (data);
+    }
+    check_no_inline_dirs (env);
+    /* off: a new directory of the same shape stays plain */
+    env->ctx.limits.hdir_bytes = 0;
+    txn = NULL;
+    for (int i = 0; i < 40; i++) {
+        snprintf (key, sizeof (key), "ns2.run%d.k", i);
+        snprintf (val, sizeof (val), "w%d", i);
+        txn = put (txn, key, val);
+    }
+    submit (env, 2, NULL, 1, 0, txn);
+    json_decref (drive (env, 0));
+    assert_int_equal (answer (env, 2, NULL, NULL, 0), 0);
+    d = stored_dir (env, "ns2");
+    assert_true (treeobj_is_dir (d));
+    assert_int_equal (treeobj_dir_count (d), 40);
+    json_decref (d);
+    assert_string_equal (get (env, "ns2.run39.k", 0), "w39");
+    teardown (env);
+}
+
 /* A collective fence: every participant answered with one version, and
  * the event carries the small new directories.
  */
@@ -801,6 +891,7 @@ int main (void)
         cmocka_unit_test (test_walk_cache),
         cmocka_unit_test (test_inline_dirs_across_fences),
         cmocka_unit_test (test_hdir),
+        cmocka_unit_test (test_hdir_bytes),
         cmocka_unit_test (test_fence_priming),
         cmocka_unit_test (test_prime_announce_all),
         cmocka_unit_test (test_sync),
