@@ -284,8 +284,6 @@ test_expect_success OPENMPI 'kap-sweep --pool refuses another configuration, its
 test_expect_success OPENMPI 'kap-sweep --fanout: the tree of its instances, in the meta, the report and pooling' '
 	grep "^fanout: 2$" sweep/meta.txt &&
 	grep "brokers, k=2, per rank count" sweep/report.md &&
-	grep "at k=2 the tree of 1 brokers is 0 hop(s) deep, that of 2 brokers 1" sweep/report.md ||
-	grep "redundant values: flat within noise" sweep/report.md &&
 	for k in 0 x 08 ""; do
 		test_must_fail $EXP/kap-sweep --fanout "$k" --out never 2>err &&
 		grep "at least 1" err &&
