@@ -953,21 +953,31 @@ static bool completes (struct sim *s, const struct kvs_state *k)
     return s->cfg->hold && !k->late_sent && k->total >= k->expect;
 }
 
+/* Append x to a growing array (*v, *n used of *cap).  On ENOMEM the run
+ * stops with the error, and nothing is appended.
+ */
+static int push_int (struct sim *s, int **v, int *n, int *cap, int x)
+{
+    if (*n == *cap) {
+        int ncap = *cap ? *cap * 2 : 8;
+        int *nv = realloc (*v, ncap * sizeof (int));
+        if (!nv) {
+            s->error = ENOMEM;
+            des_stop (s->des);
+            return -1;
+        }
+        *v = nv;
+        *cap = ncap;
+    }
+    (*v)[(*n)++] = x;
+    return 0;
+}
+
 static void late_ack_later (struct sim *s, int b, int child)
 {
     struct kvs_state *k = &s->kvs[b];
-    if (k->nlate == k->caplate) {
-        int cap = k->caplate ? k->caplate * 2 : 4;
-        int *v = realloc (k->late_from, cap * sizeof (int));
-        if (!v) {
-            s->error = ENOMEM;
-            des_stop (s->des);
-            return;
-        }
-        k->late_from = v;
-        k->caplate = cap;
-    }
-    k->late_from[k->nlate++] = child;
+    if (push_int (s, &k->late_from, &k->nlate, &k->caplate, child) < 0)
+        return;
     if (k->nlate == 1) {
         int mi = msg_new (s);
         if (mi < 0)
@@ -1052,17 +1062,7 @@ static void contribute (struct sim *s, int b, int count, int nops, double bytes,
 static void add_waiter (struct sim *s, int b, int p)
 {
     struct kvs_state *k = &s->kvs[b];
-    if (k->nwaiters == k->capwaiters) {
-        int cap = k->capwaiters ? k->capwaiters * 2 : 8;
-        int *w = realloc (k->waiters, cap * sizeof (int));
-        if (!w) {
-            s->error = ENOMEM;
-            return;
-        }
-        k->waiters = w;
-        k->capwaiters = cap;
-    }
-    k->waiters[k->nwaiters++] = p;
+    (void)push_int (s, &k->waiters, &k->nwaiters, &k->capwaiters, p);
 }
 
 static int64_t push_waiter (struct sim *s, int64_t head, int broker, int thread,
