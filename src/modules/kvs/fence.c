@@ -1061,8 +1061,8 @@ static bool sendable (struct fence_table *ft)
  * bound stays under the limit; the others wait for the next relay.  A
  * fence whose bound alone is over the limit goes alone (the encoder then
  * decides).  A kvs.relay-late ('late') takes only fences that complete.
- * Marks the chosen fences 'sending'.  Returns 0, or -1 (ENOMEM) with the
- * fences chosen so far still marked.
+ * Marks the chosen fences 'sending'.  Returns how many, or -1 (ENOMEM)
+ * with the fences chosen so far still marked.
  */
 static int fill_relay (struct fence_table *ft, kvs_relay_enc_t *enc, bool late)
 {
@@ -1089,7 +1089,7 @@ static int fill_relay (struct fence_table *ft, kvs_relay_enc_t *enc, bool late)
         if (kvs_relay_enc_bound (enc) > max)
             alone = true;
     }
-    return 0;
+    return n;
 }
 
 static void late_relay_destroy (struct late_relay *lr)
@@ -1132,22 +1132,16 @@ static void late_ack_cb (canopy_future_t *f, void *arg)
     late_relay_destroy (lr);
 }
 
-/* The names of the fences chosen for a kvs.relay-late, kept with it. */
-static struct late_relay *late_relay_create (struct fence_table *ft)
+/* The names of the n fences chosen for a kvs.relay-late, kept with it. */
+static struct late_relay *late_relay_create (struct fence_table *ft, int n)
 {
     struct late_relay *lr = calloc (1, sizeof (*lr));
     void *val;
-    int n = 0;
 
     if (!lr)
         return NULL;
     list_node_init (&lr->node);
     lr->ft = ft;
-    for (const char *k = hashmap_first (ft->fences, &val); k;
-         k = hashmap_next (ft->fences, &val)) {
-        if (((struct fence *)val)->sending)
-            n++;
-    }
     if (!(lr->names = calloc (n ? n : 1, sizeof (char *))))
         goto error;
     for (const char *k = hashmap_first (ft->fences, &val); k;
@@ -1177,15 +1171,15 @@ static int send_relay (struct fence_table *ft, bool late, int *ncontent)
     size_t len = 0;
     canopy_future_t *fut;
     struct late_relay *lr = NULL;
-    int e;
+    int n, e;
 
     *ncontent = 0;
     if (!(enc = kvs_relay_enc_create ()))
         return -1;
     kvs_relay_enc_set_max (enc, ctx->limits.relay_max);
-    if (fill_relay (ft, enc, late) < 0)
+    if ((n = fill_relay (ft, enc, late)) < 0)
         goto error;
-    if (late && !(lr = late_relay_create (ft)))
+    if (late && !(lr = late_relay_create (ft, n)))
         goto error;
     /* encoded straight into the request: a relay of large values is not
      * copied a second time on its way out
@@ -1273,6 +1267,7 @@ static void sent (struct fence_table *ft, bool delivered, bool late)
 static void send_batch (struct fence_table *ft, bool late)
 {
     struct kvs_ctx *ctx = ft->ctx;
+    double t0 = thread_cputime ();
     int ncontent;
     bool delivered = false;
 
@@ -1308,6 +1303,7 @@ static void send_batch (struct fence_table *ft, bool late)
     }
     if (delivered)
         sent (ft, true, late);
+    tstat_push (&ctx->timing.relay_encode, (thread_cputime () - t0) * 1e6);
 }
 
 /* rank > 0: the fences that complete go in a kvs.relay-late, at once; the
@@ -1315,13 +1311,10 @@ static void send_batch (struct fence_table *ft, bool late)
  */
 static void flush (struct fence_table *ft)
 {
-    double t0 = thread_cputime ();
-
     if (any_completes (ft))
         send_batch (ft, true);
     if (ft->ndirty > 0 && !ft->relay && sendable (ft))
         send_batch (ft, false);
-    tstat_push (&ft->ctx->timing.relay_encode, (thread_cputime () - t0) * 1e6);
 }
 
 static void prep_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void *arg)

@@ -110,8 +110,9 @@ struct kvs_ctx {
         uint64_t prefaults;     /* heap_prefault calls (prefault_cb) */
     } stats;
     /* Where fence time goes (all in microseconds; see kvs.stats "timing").
-     * CPU time of this thread: relay_decode/relay_encode per kvs.relay
-     * message, apply (rank 0) per round from its start to its setroot
+     * CPU time of this thread: relay_decode/relay_encode per kvs.relay or
+     * kvs.relay-late received or sent (a pass that sends nothing is not
+     * timed), apply (rank 0) per round from its start to its setroot
      * publication, prime_handle per kvs.prime event (caching and
      * publishing its values), setroot_handle per event here (answering waiters,
      * watches).  Elapsed time: fence_wait (rank 0) from a fence's first

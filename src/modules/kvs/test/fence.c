@@ -149,11 +149,15 @@ static void test_merge_and_relay (void **state)
     assert_int_equal (c->count, 1);
     kvs_relay_destroy (r);
     assert_int_equal (env->ctx.stats.relays_sent, 1);
+    assert_int_equal (env->ctx.timing.relay_encode.count, 1);
 
-    /* while it travels, more arrives: it waits for the acknowledgement */
+    /* while it travels, more arrives: it waits for the acknowledgement
+     * (and a pass that sends nothing times no relay)
+     */
     join (env, 4, "3:c4", "f", 4, "d", "4", 1);
     kvsenv_run (env);
     assert_null (take_relay (env, &req2));
+    assert_int_equal (env->ctx.timing.relay_encode.count, 1);
     reply (env, req, 0);
     assert_non_null ((r = take_relay (env, &req)));
     assert_int_equal (kvs_relay_count (r), 1);
