@@ -109,6 +109,76 @@ test_expect_success 'a broker.sched-slice out of range is refused' '
 	test_must_fail canopy start -n 1 -S broker.sched-slice=x -- true 2>slice.err &&
 	grep "bad attribute broker.sched-slice=x" slice.err
 '
+# broker.cpu-affinity: where the broker's threads run; what it starts
+# runs where the broker was started.
+allowed=$(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)
+first=$(echo "$allowed" | sed "s/[^0-9].*//")
+test $(nproc) -ge 2 && test_set_prereq MULTICPU
+test_expect_success 'broker.cpu-affinity is none by default: the threads keep the CPUs they were started with' '
+	canopy start -n 1 -- sh -c "canopy getattr broker.cpu-affinity &&
+		canopy getattr broker.cpus && canopy getattr broker.cpus-inherited" >aff.out &&
+	printf "none\n%s\n%s\n" "$allowed" "$allowed" >aff.exp &&
+	test_cmp aff.exp aff.out
+'
+test_expect_success 'a script that lists the CPUs of every broker, thread, program and task' '
+	cat >cpus.sh <<-\EOF &&
+	#!/bin/sh
+	cpus () { sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" $1/status; }
+	n=$(canopy getattr size)
+	r=0
+	while test $r -lt $n; do
+		p=$(canopy getattr -r $r broker.pid)
+		echo "rank $r $(canopy getattr -r $r broker.cpus) $(canopy getattr -r $r broker.cpus-inherited)"
+		for t in /proc/$p/task/*; do
+			echo "thread $r $(cpus $t)"
+		done
+		r=$((r + 1))
+	done
+	echo "program $(cpus /proc/self)"
+	canopy run -n 2 sed -n "s/^Cpus_allowed_list:[[:space:]]*/task /p" /proc/self/status
+	EOF
+	chmod +x cpus.sh
+'
+test_expect_success 'broker.cpu-affinity=subtree: each broker and all its threads on one CPU; its programs are not' '
+	canopy start -n 4 -S broker.cpu-affinity=subtree -- ./cpus.sh >sub.out &&
+	test $(grep -c "^rank " sub.out) = 4 &&
+	test $(grep -c "^thread " sub.out) -ge 16 &&
+	grep "^rank " sub.out >ranks.out &&
+	while read -r what r cpus inherited; do
+		test "$inherited" = "$allowed" &&
+		case $cpus in *[,-]*) return 1 ;; esac &&
+		grep "^thread $r " sub.out >threads.$r &&
+		! grep -v "^thread $r $cpus$" threads.$r || return 1
+	done <ranks.out &&
+	grep "^rank 0 $first " sub.out &&
+	grep "^program $allowed$" sub.out &&
+	test $(grep -c "^task $allowed$" sub.out) = 2
+'
+test_expect_success MULTICPU 'broker.cpu-affinity=subtree spreads the tree over the CPUs, a subtree on one' '
+	# k=2, 4 brokers: the walk 0 1 3 2 cut in two: 0 and 1 on the first
+	# CPU, 3 and 2 on another
+	c0=$(sed -n "s/^rank 0 \([0-9]*\) .*/\1/p" sub.out) &&
+	c1=$(sed -n "s/^rank 1 \([0-9]*\) .*/\1/p" sub.out) &&
+	c2=$(sed -n "s/^rank 2 \([0-9]*\) .*/\1/p" sub.out) &&
+	c3=$(sed -n "s/^rank 3 \([0-9]*\) .*/\1/p" sub.out) &&
+	test "$c0" = "$c1" && test "$c2" = "$c3" && test "$c0" != "$c2"
+'
+test_expect_success 'broker.cpu-affinity=LIST puts the threads on those CPUs' '
+	canopy start -n 2 -S broker.cpu-affinity=$first -- ./cpus.sh >list.out &&
+	grep "^rank 0 $first $allowed$" list.out &&
+	grep "^rank 1 $first $allowed$" list.out &&
+	! grep "^thread" list.out | grep -v " $first$" &&
+	grep "^program $allowed$" list.out &&
+	test $(grep -c "^task $allowed$" list.out) = 2
+'
+test_expect_success 'a bad broker.cpu-affinity is refused' '
+	test_must_fail canopy start -n 1 -S broker.cpu-affinity=bogus -- true 2>aff.err &&
+	grep "bad attribute broker.cpu-affinity=bogus" aff.err &&
+	test_must_fail canopy start -n 1 -S broker.cpu-affinity=0-x -- true 2>aff.err &&
+	grep "bad attribute broker.cpu-affinity=0-x" aff.err &&
+	test_must_fail canopy start -n 1 -S broker.cpu-affinity=1023 -- true 2>aff.err &&
+	grep "broker.cpu-affinity=1023: not within the CPUs this broker may use ($allowed)" aff.err
+'
 # broker.heap-keep: all threads on one malloc arena, free memory kept
 # (heap.h).  A sanitizer's allocator takes no such settings: then it is 0.
 test_expect_success NO_SANITIZER 'broker.heap-keep is 64 MiB by default, 0 when asked' '

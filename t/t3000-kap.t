@@ -281,24 +281,58 @@ test_expect_success OPENMPI 'kap-sweep --pool refuses another configuration, its
 	test_must_fail $EXP/kap-sweep --pool 2>err &&
 	grep "needs a directory" err
 '
+# sweep_refuses OPTION MESSAGE VALUE...: each value of OPTION fails with
+# MESSAGE before anything runs
+sweep_refuses () {
+	opt=$1 msg=$2
+	shift 2
+	for v in "$@"; do
+		test_must_fail $EXP/kap-sweep $opt "$v" --out never 2>err &&
+		grep "$msg" err &&
+		! test -e never || return 1
+	done
+}
+# pool_refused DIR WHAT: pooling DIR into the sweep "pooled" fails on WHAT
+pool_refused () {
+	test_must_fail $EXP/kap-sweep --report-only --no-plot --out pooled --pool "$1" 2>err &&
+	grep "$2 are not this sweep" err
+}
 test_expect_success OPENMPI 'kap-sweep --fanout: the tree of its instances, in the meta, the report and pooling' '
 	grep "^fanout: 2$" sweep/meta.txt &&
-	grep "brokers, k=2, per rank count" sweep/report.md &&
-	for k in 0 x 08 ""; do
-		test_must_fail $EXP/kap-sweep --fanout "$k" --out never 2>err &&
-		grep "at least 1" err &&
-		! test -e never || return 1
-	done &&
+	grep "brokers, k=2, broker CPU affinity subtree, per rank count" sweep/report.md &&
+	sweep_refuses --fanout "at least 1" 0 x 08 "" &&
 	# a sweep of another tree is another configuration
 	cp -r sweep tree8 &&
 	sed -i "s/^fanout: .*/fanout: 8/" tree8/meta.txt &&
-	test_must_fail $EXP/kap-sweep --report-only --no-plot --out pooled --pool tree8 2>err &&
-	grep "its fanout (8) are not this sweep" err &&
+	pool_refused tree8 "its fanout (8)" &&
 	# a sweep from before --fanout ran k=2: it pools with k=2, and its
 	# report says k=2
 	sed -i "/^fanout: /d" tree8/meta.txt &&
 	$EXP/kap-sweep --report-only --no-plot --out pooled --pool tree8 >pool.out &&
 	$EXP/kap-sweep --report-only --no-plot --out tree8 >pool.out &&
-	grep "brokers, k=2, per rank count" tree8/report.md
+	grep "brokers, k=2, broker CPU affinity subtree, per rank count" tree8/report.md
+'
+test_expect_success OPENMPI 'kap-sweep --cpu-affinity: the brokers CPUs, in the meta, the report and pooling' '
+	grep "^cpu affinity: subtree$" sweep/meta.txt &&
+	sweep_refuses --cpu-affinity "takes subtree or none" "" pinned 0-1 &&
+	cp -r sweep unpinned &&
+	sed -i "s/^cpu affinity: .*/cpu affinity: none/" unpinned/meta.txt &&
+	pool_refused unpinned "its cpu affinity (none)" &&
+	# a sweep from before --cpu-affinity left the brokers unpinned
+	sed -i "/^cpu affinity: /d" unpinned/meta.txt &&
+	pool_refused unpinned "its cpu affinity (none)" &&
+	$EXP/kap-sweep --report-only --no-plot --out unpinned >unpinned.out &&
+	grep "brokers, k=2, broker CPU affinity none, per rank count" unpinned/report.md
+'
+# the full sweep kept in the source tree has the redundant fence, whose
+# verdict names the brokers' affinity
+test_expect_success 'the report says how the brokers of a sweep were pinned' '
+	cp -r "$SHARNESS_TEST_SRCDIR/../kap/experiments/results" full &&
+	chmod -R u+w full &&
+	$EXP/kap-sweep --report-only --no-plot --out full >full.out &&
+	grep "The brokers ran with broker.cpu-affinity=subtree: each on one CPU" full/report.md &&
+	sed -i "s/^cpu affinity: .*/cpu affinity: none/" full/meta.txt &&
+	$EXP/kap-sweep --report-only --no-plot --out full >full.out &&
+	grep "The brokers ran unpinned" full/report.md
 '
 test_done

@@ -96,6 +96,9 @@ procs=$(meta procs)
 # sweeps from before kap-sweep --fanout ran k=2
 fanout=$(meta fanout)
 fanout=${fanout:-2}
+# and from before --cpu-affinity left the brokers unpinned
+affinity=$(meta 'cpu affinity')
+affinity=${affinity:-none}
 pmin=$(echo $procs | awk '{ print $1 }')
 pmax=$(echo $procs | awk '{ print $NF }')
 failed=$(awk -F'\t' 'NR > 1 && $7 != 1' "$dir/results.tsv" | wc -l)
@@ -119,7 +122,7 @@ cat <<EOF
 
 Produced by \`kap/experiments/kap-sweep\` on $(meta date) ($(meta host)).
 Ranks: $procs, $(meta 'ranks per broker') ranks per broker (one instance
-of P/$(meta 'ranks per broker') brokers, k=$fanout, per rank count), every rank a
+of P/$(meta 'ranks per broker') brokers, k=$fanout, broker CPU affinity $affinity, per rank count), every rank a
 producer and a consumer, one collective fence as the sync phase,
 $perpoint  $runs runs$pooled, $failed failed.
 Load average $(meta 'load average at start') at the start,
@@ -241,7 +244,7 @@ publishing the new root; **down**, the setroot event until the first
 rank had its answer.
 
 EOF
-awk -v sizes="$(meta 'redundant sizes')" -v fanout="$fanout" -v ppb="$(meta 'ranks per broker')" "$lib"'
+awk -v sizes="$(meta 'redundant sizes')" -v fanout="$fanout" -v affinity="$affinity" -v ppb="$(meta 'ranks per broker')" "$lib"'
 # hops from the deepest broker of a k-ary tree of b brokers to rank 0
 function depth(b, k,   d, n, w) {
     if (k <= 1) return b - 1
@@ -322,7 +325,11 @@ BEGIN {
         print "**KVS part, redundant values: not flat** (rule: at the largest rank count at most 2× or 2 ms above the smallest, for every size)."
     b1 = int(P[1] / ppb); if (b1 < 1) b1 = 1
     b2 = int(P[nrows] / ppb); if (b2 < 1) b2 = 1
-    printf "The KVS part holds the last contribution'"'"'s way up the tree, one relay a level, each a message from one KVS thread through two brokers'"'"' threads and ZeroMQ'"'"'s I/O threads to the next, all waking on the same cores: at k=%d the tree of %d brokers is %d hop(s) deep, that of %d brokers %d.\n", fanout, b1, depth(b1, fanout), b2, depth(b2, fanout)
+    printf "The KVS part holds the last contribution'"'"'s way up the tree, one relay a level, each a message from one KVS thread through two brokers'"'"' threads and ZeroMQ'"'"'s I/O threads to the next, all waking on the same cores: at k=%d the tree of %d brokers is %d hop(s) deep, that of %d brokers %d.", fanout, b1, depth(b1, fanout), b2, depth(b2, fanout)
+    if (affinity == "subtree")
+        print " The brokers ran with broker.cpu-affinity=subtree: each on one CPU, a subtree'"'"'s on the same one, so most of a hop'"'"'s threads hand the message over on one CPU instead of waking another."
+    else
+        print " The brokers ran unpinned (broker.cpu-affinity=none): a hop'"'"'s threads wake each other across CPUs."
     if (falls)
         print "**KVS part per rank, unique values: falls as the rank count grows** (rule: lower per rank at the largest count than at the smallest, for every size)."
     else

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <sys/types.h>
+#include <sched.h>
 #include <canopy/canopy.h>
 #include "src/common/libutil/hashmap.h"
 #include "attr.h"
@@ -72,6 +73,7 @@ struct broker {
     uint32_t heap_cache_asked;  /* what start_heap_cache asked for */
     char **initial_argv;        /* rank 0: program to run when ready */
     char *exec_path;            /* our own executable */
+    cpu_set_t task_cpus;        /* CPUs we were started with (children's) */
 };
 
 #define broker_log(b, level, ...) logbuf_printf ((b)->log, level, "broker", __VA_ARGS__)

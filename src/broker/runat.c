@@ -122,6 +122,8 @@ int runat_start (struct runat *ra, const char *uri)
         /* if rank 0 dies, its program hears a hangup, as from a terminal */
         (void)prctl (PR_SET_PDEATHSIG, SIGHUP);
         (void)sched_slice_set (0);      /* the broker's slice is its own */
+        /* and so are its CPUs (broker.cpu-affinity) */
+        (void)sched_setaffinity (0, sizeof (ra->b->task_cpus), &ra->b->task_cpus);
         environ = env;
         execvp (ra->argv[0], ra->argv);
         int e = errno;

@@ -94,3 +94,28 @@ int topology_distance (uint32_t a, uint32_t b, uint32_t k)
     }
     return d;
 }
+
+int64_t topology_preorder (uint32_t rank, uint32_t size, uint32_t k)
+{
+    uint32_t path[32];          /* k >= 2: at most 32 levels below 2^32 */
+    int depth = 0;
+    int64_t pos = 0;
+
+    if (k == 0 || rank >= size)
+        return -1;
+    if (k == 1)
+        return rank;            /* a chain */
+    for (uint32_t r = rank; r > 0; r = (r - 1) / k)
+        path[depth++] = r;
+    /* from the root down: one for the parent, then the whole subtrees of
+     * the children before the one on the path
+     */
+    while (depth-- > 0) {
+        uint32_t child = path[depth];
+        uint32_t first = child - (child - 1) % k;
+        pos += 1;
+        for (uint32_t c = first; c < child; c++)
+            pos += topology_subtree_size (c, size, k);
+    }
+    return pos;
+}

@@ -24,5 +24,12 @@ uint32_t topology_subtree_size (uint32_t rank, uint32_t size, uint32_t k);
 int topology_depth (uint32_t rank, uint32_t k);
 /* Hops between two ranks through their common ancestor. */
 int topology_distance (uint32_t a, uint32_t b, uint32_t k);
+/* Position of 'rank' in a depth-first walk of the tree (parent before
+ * children, children in rank order): 0 for the root, size - 1 for the
+ * last.  A subtree's ranks hold consecutive positions, so cutting the
+ * walk into n equal runs splits the tree into n parts of whole or nearly
+ * whole subtrees (broker.cpu-affinity=subtree).
+ */
+int64_t topology_preorder (uint32_t rank, uint32_t size, uint32_t k);
 
 #endif

@@ -72,12 +72,45 @@ static void test_depth_distance (void **state)
     assert_int_equal (topology_distance (1, 2, 0), -1);
 }
 
+/* The walk against a brute-force depth-first walk, and its order. */
+static int64_t walk (uint32_t r, uint32_t size, uint32_t k, uint32_t *order, int64_t n)
+{
+    order[n++] = r;
+    for (uint64_t c = (uint64_t)k * r + 1; c <= (uint64_t)k * r + k && c < size; c++)
+        n = walk (c, size, k, order, n);
+    return n;
+}
+
+static void test_preorder (void **state)
+{
+    uint32_t order[200];
+    const uint32_t ks[] = { 1, 2, 3, 8 };
+    const uint32_t sizes[] = { 1, 2, 7, 64, 100, 200 };
+
+    for (size_t i = 0; i < 4; i++) {
+        for (size_t j = 0; j < 6; j++) {
+            int64_t n = walk (0, sizes[j], ks[i], order, 0);
+            assert_int_equal (n, sizes[j]);
+            for (int64_t p = 0; p < n; p++)
+                assert_int_equal (topology_preorder (order[p], sizes[j], ks[i]), p);
+        }
+    }
+    /* k=2, 7 ranks: 0 1 3 4 2 5 6 */
+    assert_int_equal (topology_preorder (4, 7, 2), 3);
+    assert_int_equal (topology_preorder (2, 7, 2), 4);
+    assert_int_equal (topology_preorder (7, 7, 2), -1);
+    assert_int_equal (topology_preorder (0, 7, 0), -1);
+    /* a large tree: the last rank of k=2 and 2^31 ranks is the deepest */
+    assert_true (topology_preorder (2147483646u, 2147483647u, 2) > 0);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_parent_children),
         cmocka_unit_test (test_subtree),
         cmocka_unit_test (test_depth_distance),
+        cmocka_unit_test (test_preorder),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);

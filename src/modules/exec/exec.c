@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <canopy/canopy.h>
 #include "src/common/libutil/installpaths.h"
+#include "src/common/libutil/cpulist.h"
 #include "exec_ctx.h"
 #include "job.h"
 
@@ -181,7 +182,7 @@ int mod_main (canopy_t *h, int argc, char **argv)
 {
     struct exec_ctx ctx;
     canopy_msg_handler_t **handlers = NULL;
-    const char *uri;
+    const char *uri, *s;
     int rc = -1;
 
     memset (&ctx, 0, sizeof (ctx));
@@ -191,6 +192,12 @@ int mod_main (canopy_t *h, int argc, char **argv)
     if (!(ctx.r = canopy_get_reactor (h)) || canopy_get_rank (h, &ctx.rank) < 0
         || !(uri = canopy_attr_get (h, "local-uri")) || !(ctx.local_uri = strdup (uri)))
         goto done;
+    /* tasks run on the CPUs the broker was started with, not on the ones
+     * broker.cpu-affinity gave its threads (an older broker: inherit)
+     */
+    if ((s = canopy_attr_get (h, "broker.cpus-inherited"))
+        && cpulist_parse (s, &ctx.task_cpus) == 0)
+        ctx.have_task_cpus = true;
     ctx.pmi_library = getenv ("CANOPY_PMI_LIBRARY_PATH");
     if (!ctx.pmi_library)
         ctx.pmi_library = canopy_path (CANOPY_PATH_PMI_LIBRARY);

@@ -3,6 +3,8 @@
 #define CANOPY_EXEC_CTX_H
 
 #include <stdint.h>
+#include <stdbool.h>
+#include <sched.h>
 #include <canopy/canopy.h>
 #include "src/common/libutil/list.h"
 
@@ -18,6 +20,8 @@ struct exec_ctx {
     int njobs;
     int next_jobid;         /* rank 0 */
     canopy_watcher_t *reaper;
+    cpu_set_t task_cpus;    /* the broker's broker.cpus-inherited */
+    bool have_task_cpus;
 };
 
 /* exec.c: a job has finished; free it from outside its callbacks. */

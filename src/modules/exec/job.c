@@ -589,7 +589,8 @@ int job_start (struct job *job, canopy_error_t *error)
         if (!(job->envp[rankslot] = strdup (buf))
             || !(job->tasks[i] = task_create (job->ctx->r, job->ranks[i], &task_ops, job))
             || task_start (job->tasks[i], job->argv, job->envp, job->cwd, true,
-                           job->bind ? i : -1) < 0) {
+                           job->bind ? i : -1,
+                           job->ctx->have_task_cpus ? &job->ctx->task_cpus : NULL) < 0) {
             int errnum = errno;
             errprintf (error, "cannot start task %d: %s", job->ranks[i], strerror (errnum));
             stream (job, "{s:s s:s}", "type", "error", "msg", error->text);

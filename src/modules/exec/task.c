@@ -1,7 +1,8 @@
 /* task.c - see task.h.
  *
  * Start-up protocol with the child: after fork the child waits on a "go"
- * pipe while the parent binds it to a core (so the binding is in place
+ * pipe while the parent binds it to a core or gives it the broker's
+ * original CPUs (so the binding is in place
  * before the program runs), then execs; a close-on-exec "error" pipe
  * carries errno back if exec fails, and reads as EOF if it succeeded.
  * The parent never waits for any of this synchronously.
@@ -294,7 +295,7 @@ fail:
 }
 
 int task_start (struct task *t, char **argv, char **envp, const char *cwd,
-                bool pmi, int bind_core)
+                bool pmi, int bind_core, const cpu_set_t *cpus)
 {
     int out[2] = { -1, -1 }, err[2] = { -1, -1 }, pmis[2] = { -1, -1 };
     int go[2] = { -1, -1 }, ep[2] = { -1, -1 };
@@ -325,6 +326,8 @@ int task_start (struct task *t, char **argv, char **envp, const char *cwd,
     t->pmi_fd = pmi ? pmis[0] : -1;
     if (bind_core >= 0)
         (void)hwinfo_bind_core (pid, bind_core);
+    else if (cpus)
+        (void)sched_setaffinity (pid, sizeof (*cpus), cpus);
     (void)write (go[1], "g", 1);
     close (go[1]);
     if (watch_fd (t, t->out_fd, CANOPY_POLLIN, output_cb, &t->out_w) < 0

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdbool.h>
+#include <sched.h>
 #include <sys/types.h>
 #include <canopy/reactor.h>
 
@@ -35,10 +36,13 @@ struct task *task_create (canopy_reactor_t *r, int rank,
                           const struct task_ops *ops, void *arg);
 void task_destroy (struct task *t);
 /* Start: argv[0] is searched in PATH from envp.  bind_core >= 0 pins the
- * task to that core (round-robin), -1 leaves it unbound.
+ * task to that core (round-robin); otherwise, if cpus is not NULL, the
+ * task runs on those CPUs (the broker's broker.cpus-inherited, so a
+ * broker pinned by broker.cpu-affinity does not pin its tasks), and with
+ * neither it inherits this thread's.
  */
 int task_start (struct task *t, char **argv, char **envp, const char *cwd,
-                bool pmi, int bind_core);
+                bool pmi, int bind_core, const cpu_set_t *cpus);
 /* Queue a PMI response line (never blocks). */
 int task_pmi_send (struct task *t, const char *line, size_t len);
 int task_kill (struct task *t, int signum);
