@@ -244,7 +244,10 @@ test_expect_success OPENMPI 'a tiny sweep writes results, medians, a report (and
 	if test_have_prereq GNUPLOT; then
 		test -s sweep/fig1-put.png &&
 		test -s sweep/fig2-fence.png &&
-		test -s sweep/fig3-get.png
+		test -s sweep/fig2-kvs.png &&
+		test -s sweep/fig3-get.png &&
+		# (regression: a directory with a space kept these two from being drawn)
+		test -s sweep/fig3-mean.png
 	fi
 '
 test_expect_success OPENMPI 'kap-sweep --pool takes the medians over the runs of earlier sweeps of the same points' '

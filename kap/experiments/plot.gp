@@ -5,7 +5,7 @@
 # reads OUT/fig1.dat, fig2.dat, fig3.dat (first column: ranks; then one
 # column per series, in the order of the lists; '?' marks a missing point)
 # and writes OUT/fig1-put.png, fig2-fence.png, fig3-get.png (and, from
-# fig3-mean.dat, fig3-mean.png).
+# fig2-kvs.dat, fig2-kvs.png; from fig3-mean.dat, fig3-mean.png).
 
 set terminal pngcairo size 900,600 font ",11" noenhanced
 set datafile missing "?"
@@ -40,6 +40,20 @@ plot for [i = 1:n] dir . "/fig2.dat" \
         using 1:(column (n + i + 1)) title "redundant " . label (word (rsizes, i)) \
         lw 2 pt 6 dt 2 lc i
 
+# Figure 2, the fence's own part: from the last rank's entry to the first
+# answer (the rest of the fence is the ranks arriving)
+if (system ("test -r '" . dir . "/fig2-kvs.dat' && echo 1") eq "1") {
+    set output dir . "/fig2-kvs.png"
+    set title "KAP figure 2, the KVS part: last entry to first answer, unique vs. redundant values"
+    set ylabel "KVS part of the fence (ms, median)"
+    plot for [i = 1:n] dir . "/fig2-kvs.dat" \
+            using 1:(column (i + 1)) title "unique " . label (word (rsizes, i)) \
+            lw 2 pt 7 lc i, \
+         for [i = 1:n] dir . "/fig2-kvs.dat" \
+            using 1:(column (n + i + 1)) title "redundant " . label (word (rsizes, i)) \
+            lw 2 pt 6 dt 2 lc i
+}
+
 # Figure 3: max consumer time, one directory vs many (the paper's Fig. 4)
 set output dir . "/fig3-get.png"
 set title sprintf ("KAP figure 3: maximum consumer time (8 B values) vs. consumers,\none directory vs. directories of %d keys", dirkeys)
@@ -54,7 +68,7 @@ plot for [i = 1:n] dir . "/fig3.dat" \
         lw 2 pt 6 dt 2 lc i
 
 # Figure 3, the gets themselves: mean get latency over every get of a run
-if (system ("test -r " . dir . "/fig3-mean.dat && echo 1") eq "1") {
+if (system ("test -r '" . dir . "/fig3-mean.dat' && echo 1") eq "1") {
     set output dir . "/fig3-mean.png"
     set title sprintf ("KAP figure 3: mean get latency (8 B values) vs. consumers,\none directory vs. directories of %d keys", dirkeys)
     set ylabel "mean kvs_get latency (us)"

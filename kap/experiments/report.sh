@@ -137,8 +137,8 @@ children's fence contributions, each broker fetching objects for its
 consumers) is serialised on these cores, so here every per-rank or
 per-broker cost grows at least linearly with the rank count.
 
-Plots: [fig1-put.png](fig1-put.png), [fig2-fence.png](fig2-fence.png),
-[fig3-get.png](fig3-get.png).  Raw data: results.tsv, raw/*.json.
+Plots: [fig1-put.png](fig1-put.png), [fig2-fence.png](fig2-fence.png)
+(its KVS part: [fig2-kvs.png](fig2-kvs.png)), [fig3-get.png](fig3-get.png).  Raw data: results.tsv, raw/*.json.
 
 ## Figure 1: maximum put latency vs. ranks (paper: Fig. 2)
 
