@@ -135,8 +135,9 @@ static int init_sched_slice (struct broker *b)
  * brokers share a CPU: a message on its way up or down passes between
  * threads of one CPU, which is a context switch, instead of waking
  * another CPU at each of the ~5 threads of a hop (64 brokers, k=2, 2
- * CPUs: a broker.ping from rank 0 to rank 63 and back took 1.12 ms, and
- * 0.33 ms with every broker on one CPU).
+ * CPUs: a broker.ping from rank 0 to rank 63 and back took 1.1-1.3 ms
+ * unpinned, 0.77 ms with "subtree", 0.33 ms with every broker on one
+ * CPU).
  *
  * Called before any other thread exists, so every one inherits it.  The
  * set the broker was started with is kept (b->task_cpus, attribute

@@ -212,6 +212,16 @@ static int answer (struct kvsenv *env, uint32_t tag, int *version, char *text,
     return errnum;
 }
 
+/* Commit txn alone as client 'tag' (a fence of one), apply it, and check
+ * that the client is answered with success.
+ */
+static void commit_ok (struct kvsenv *env, uint32_t tag, kvs_txn_t *txn)
+{
+    submit (env, tag, NULL, 1, 0, txn);
+    json_decref (drive (env, 0));
+    assert_int_equal (answer (env, tag, NULL, NULL, 0), 0);
+}
+
 static char result[4096];
 static int result_errnum;
 
@@ -320,9 +330,7 @@ static void test_merge_and_isolation (void **state)
     assert_string_equal (get (env, "z", 0), "4");
     assert_string_equal (get (env, "t.u.v", 0), "0");
     /* a key below a value replaces it by a directory */
-    submit (env, 5, NULL, 1, 0, put (NULL, "z.sub", "5"));
-    json_decref (drive (env, 0));
-    assert_int_equal (answer (env, 5, NULL, NULL, 0), 0);
+    commit_ok (env, 5, put (NULL, "z.sub", "5"));
     assert_string_equal (get (env, "z.sub", 0), "5");
     teardown (env);
 }
@@ -353,9 +361,7 @@ static void test_walk_cache (void **state)
     put (txn, "g.h.i", "1");
     assert_int_equal (kvs_txn_symlink (txn, "g.h", "w"), 0);   /* dir -> link */
     put (txn, "g.h.k", "8");            /* lands in w */
-    submit (env, 1, NULL, 1, 0, txn);
-    json_decref (drive (env, 0));
-    assert_int_equal (answer (env, 1, NULL, NULL, 0), 0);
+    commit_ok (env, 1, txn);
     assert_null (get (env, "a.b.c", 0));
     assert_int_equal (result_errnum, ENOENT);
     assert_string_equal (get (env, "a.b.d", 0), "2");
@@ -450,9 +456,7 @@ static void test_inline_dirs_across_fences (void **state)
         snprintf (key, sizeof (key), "big.k%d", i);
         txn = put (txn, key, "v");
     }
-    submit (env, 4, NULL, 1, 0, txn);
-    json_decref (drive (env, 0));
-    assert_int_equal (answer (env, 4, NULL, NULL, 0), 0);
+    commit_ok (env, 4, txn);
     submit (env, 5, NULL, 1, 0, put (NULL, "big.k7.sub.x", "deep"));
     submit (env, 6, NULL, 1, 0, put (NULL, "big.k8", "w"));
     json_decref (drive (env, 0));
@@ -480,9 +484,7 @@ static void test_hdir (void **state)
         snprintf (val, sizeof (val), "v%d", i);
         txn = put (txn, key, val);
     }
-    submit (env, 1, NULL, 1, 0, txn);
-    json_decref (drive (env, 0));
-    assert_int_equal (answer (env, 1, NULL, NULL, 0), 0);
+    commit_ok (env, 1, txn);
     json_t *o = json_loads (get (env, "d", KVS_TREEOBJ), 0, NULL);
     assert_true (treeobj_is_dirref (o));
     json_decref (o);
@@ -493,9 +495,7 @@ static void test_hdir (void **state)
     }
     txn = put (NULL, "d.k3", NULL);
     txn = put (txn, "d.new", "n");
-    submit (env, 2, NULL, 1, 0, put (txn, "d.k5", "changed"));
-    json_decref (drive (env, 0));
-    assert_int_equal (answer (env, 2, NULL, NULL, 0), 0);
+    commit_ok (env, 2, put (txn, "d.k5", "changed"));
     assert_null (get (env, "d.k3", 0));
     assert_string_equal (get (env, "d.new", 0), "n");
     assert_string_equal (get (env, "d.k5", 0), "changed");
@@ -549,9 +549,7 @@ static void test_hdir_bytes (void **state)
         snprintf (key, sizeof (key), "small.k%d", i);
         txn = put (txn, key, "v");
     }
-    submit (env, 1, NULL, 1, 0, txn);
-    json_decref (drive (env, 0));
-    assert_int_equal (answer (env, 1, NULL, NULL, 0), 0);
+    commit_ok (env, 1, txn);
     json_t *d = stored_dir (env, "ns");
     assert_true (treeobj_is_hdir (d));
     json_decref (d);
@@ -584,9 +582,7 @@ static void test_hdir_bytes (void **state)
         snprintf (val, sizeof (val), "w%d", i);
         txn = put (txn, key, val);
     }
-    submit (env, 2, NULL, 1, 0, txn);
-    json_decref (drive (env, 0));
-    assert_int_equal (answer (env, 2, NULL, NULL, 0), 0);
+    commit_ok (env, 2, txn);
     d = stored_dir (env, "ns2");
     assert_true (treeobj_is_dir (d));
     assert_int_equal (treeobj_dir_count (d), 40);
