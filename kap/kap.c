@@ -691,6 +691,8 @@ int main (int argc, char *argv[])
             die (&ctx, "subscribing to %s: %s", topic, strerror (errno));
     }
     quiet_barrier (&ctx);     /* the setup barrier: the timed phases start */
+    if (ctx.cfg.straggler_ms > 0 && ctx.rank == kap_last_actor (&ctx.cfg))
+        usleep ((useconds_t)ctx.cfg.straggler_ms * 1000);
 
     double t0 = monotime ();
     if (kap_is_producer (&ctx.cfg, ctx.rank))

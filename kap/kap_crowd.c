@@ -442,6 +442,13 @@ static void start (struct part *p)
         sync_start (p);
 }
 
+/* --straggler: the last participant starts late. */
+static void straggler_cb (canopy_reactor_t *r, canopy_watcher_t *w,
+                          int revents, void *arg)
+{
+    start (arg);
+}
+
 /* Set-up */
 
 static char *xstrdup (const char *s)
@@ -665,6 +672,7 @@ int main (int argc, char *argv[])
     struct crowd c;
     struct kap_result res;
     char errbuf[256];
+    canopy_watcher_t *straggler = NULL;
     int rc = 1;
 
     memset (&c, 0, sizeof (c));
@@ -720,8 +728,19 @@ int main (int argc, char *argv[])
         if (kap_is_producer (&c.cfg, i) || kap_is_consumer (&c.cfg, i))
             c.running++;
     }
+    int last = kap_last_actor (&c.cfg);
+    if (last > 0 && last < c.nparts && c.cfg.straggler_ms > 0) {
+        /* it starts on a timer */
+        if (!(straggler = canopy_timer_watcher_create (c.r,
+                                                       c.cfg.straggler_ms / 1e3,
+                                                       0., straggler_cb,
+                                                       &c.parts[last])))
+            die ("out of memory");
+        canopy_watcher_start (straggler);
+    }
     for (int i = 0; i < c.cfg.nprocs && i < c.nparts && !c.failed; i++) {
-        if (kap_is_producer (&c.cfg, i) || kap_is_consumer (&c.cfg, i))
+        if ((kap_is_producer (&c.cfg, i) || kap_is_consumer (&c.cfg, i))
+            && !(straggler && i == last))
             start (&c.parts[i]);
     }
     if (c.running > 0 && !c.failed && canopy_reactor_run (c.r, 0) < 0)
@@ -760,6 +779,7 @@ done:
     free (c.uris);
     free (c.parts);
     free (c.buf);
+    canopy_watcher_destroy (straggler);
     canopy_reactor_destroy (c.r);
     kap_opts_free (&c.cfg);
     kap_crowd_opts_free (&c.cc);

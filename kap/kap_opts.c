@@ -17,6 +17,7 @@ enum {
     OPT_URI_FILE = 256,
     OPT_JSON,
     OPT_INJECT,
+    OPT_STRAGGLER,
 };
 
 static const struct option longopts[] = {
@@ -40,6 +41,7 @@ static const struct option longopts[] = {
     { "uri-file",         required_argument, NULL, OPT_URI_FILE },
     { "json",             required_argument, NULL, OPT_JSON },
     { "inject-corruption", no_argument,      NULL, OPT_INJECT },
+    { "straggler",        required_argument, NULL, OPT_STRAGGLER },
     { "help",             no_argument,       NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -82,6 +84,11 @@ static const char *usage_text =
 "                            use a new one for each run in one instance\n"
 "  -R, --read-rank=N         consumers send their gets to broker N (routed\n"
 "                            over the tree) instead of their own broker\n"
+"      --straggler=MS        the last rank taking part starts MS\n"
+"                            milliseconds after the others (default 0):\n"
+"                            the sync fence's KVS part (last entry to\n"
+"                            first answer) is then the tree's own latency,\n"
+"                            with no backlog of the others' contributions\n"
 "  -l, --list-config         print the configuration before running\n"
 "      --uri-file=FILE       broker URIs, one per line (for mpirun)\n"
 "      --json=FILE           write the configuration and every figure\n"
@@ -211,6 +218,8 @@ static int validate (struct kap_config *cfg, char *errbuf, size_t errlen)
         FAIL ("--instance-num must not be negative.");
     if (cfg->read_rank < -1)
         FAIL ("--read-rank must be a broker rank.");
+    if (cfg->straggler_ms < 0 || cfg->straggler_ms > 60000)
+        FAIL ("--straggler must be from 0 to 60000 milliseconds.");
     return 0;
 error:
     return -1;
@@ -246,6 +255,7 @@ int kap_opts_parse (struct kap_config *cfg, int argc, char *argv[], int size,
             case 'd': target = &cfg->ndirs; name = "--ndirs"; break;
             case 'n': target = &cfg->instance; name = "--instance-num"; break;
             case 'R': target = &cfg->read_rank; name = "--read-rank"; break;
+            case OPT_STRAGGLER: target = &cfg->straggler_ms; name = "--straggler"; break;
             case 'p':
                 if (kap_parse_size (optarg, &cfg->value_size) < 0)
                     FAIL ("--value-size '%s' is not a size in bytes (k and m suffixes allowed).",
@@ -313,7 +323,7 @@ json_t *kap_config_json (const struct kap_config *cfg)
         return NULL;
     }
     json_t *o = json_pack ("{s:i s:i s:i s:i s:i s:i s:i s:i s:i s:i s:s s:i"
-                           " s:s s:i s:b s:i s:i}",
+                           " s:s s:i s:b s:i s:i s:i}",
                            "mpi_size", cfg->size,
                            "total_num_proc", cfg->nprocs,
                            "nproducers", cfg->nproducers,
@@ -332,7 +342,8 @@ json_t *kap_config_json (const struct kap_config *cfg)
                            "ndirs", cfg->ndirs,
                            "redundant_val", cfg->redundant,
                            "instance_num", cfg->instance,
-                           "read_rank", cfg->read_rank);
+                           "read_rank", cfg->read_rank,
+                           "straggler_ms", cfg->straggler_ms);
     if (!o)
         errno = ENOMEM;
     return o;

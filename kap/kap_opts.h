@@ -44,6 +44,7 @@ struct kap_config {
     bool redundant;         /* -e: every producer writes the same value */
     int instance;           /* -n: namespaces keys and fence names */
     int read_rank;          /* -R: consumers read through this broker (-1: own) */
+    int straggler_ms;       /* --straggler: the last rank starts this late */
     bool list_config;       /* -l: print the configuration first */
     bool help;              /* -h */
     bool inject_corruption; /* hidden: overwrite a key before the gets */

@@ -37,6 +37,15 @@ int kap_nactors (const struct kap_config *cfg)
     return p + c < t ? p + c : t;
 }
 
+int kap_last_actor (const struct kap_config *cfg)
+{
+    for (int r = cfg->nprocs - 1; r >= 0; r--) {
+        if (kap_is_producer (cfg, r) || kap_is_consumer (cfg, r))
+            return r;
+    }
+    return -1;
+}
+
 int kap_target (const struct kap_config *cfg, int rank, int i)
 {
     if (!kap_is_consumer (cfg, rank) || i < 1 || i > cfg->access_count)

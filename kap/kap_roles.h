@@ -26,6 +26,11 @@ bool kap_is_consumer (const struct kap_config *cfg, int rank);
 /* Number of ranks that produce or consume (the sync fence's nprocs). */
 int kap_nactors (const struct kap_config *cfg);
 
+/* The highest rank that produces or consumes (--straggler delays it), or
+ * -1 if none does.
+ */
+int kap_last_actor (const struct kap_config *cfg);
+
 /* The producer consumer 'rank' reads on access 'i' (1-based), or -1 if
  * rank is not a consumer or i is out of range.
  */

@@ -128,6 +128,12 @@ for np in 4 8; do
 		grep 'gets: [0-9]* from the brokers.* shared read caches' out.$np
 	"
 done
+test_expect_success OPENMPI 'mpirun: --straggler holds the last rank back that long' '
+	ompi 4 $KAP --uri-file uris -n 60 --straggler=50 --json strag.json >out.strag &&
+	jq -e ".config.straggler_ms == 50
+	       and .sync_timeline.enter_spread_us >= 50000" strag.json &&
+	fence_timeline strag.json
+'
 test_expect_success OPENMPI 'mpirun: after the fence the gets are read from shared memory' '
 	jq -e ".reads.shared > 0" o8.json &&
 	CANOPY_KVS_SHM=0 ompi 4 $KAP --uri-file uris -n 26 --json noshm.json >out.noshm &&

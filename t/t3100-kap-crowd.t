@@ -37,6 +37,14 @@ test_expect_success '512 participants, 4 gets each, 64-byte values' '
 	       and .sync_timeline.decided_to_first_answer_us >= 0" big.json &&
 	grep "of which: .* ms until the fence was complete at rank 0" out
 '
+test_expect_success '--straggler: the last participant enters the fence that much later' '
+	$KAPCROWD -N 16 -n 40 --straggler=50 --json=strag.json >out &&
+	jq -e ".config.straggler_ms == 50 and .errors == 0
+	       and .sync_timeline.enter_spread_us >= 50000
+	       and .sync_timeline.last_enter_to_first_answer_us >= 0" strag.json &&
+	test_must_fail $KAPCROWD --straggler=-5 2>err &&
+	grep "straggler must be from 0 to 60000 milliseconds" err
+'
 test_expect_success 'unique values over 64 KiB are read back chunked' '
 	$KAPCROWD -N 16 -p 100k -n 2 >out &&
 	grep "all 16 values read back" out

@@ -99,6 +99,17 @@ fanout=${fanout:-2}
 # and from before --cpu-affinity left the brokers unpinned
 affinity=$(meta 'cpu affinity')
 affinity=${affinity:-none}
+# and from before --straggler had none
+straggler=$(meta straggler)
+straggler=${straggler:-0}
+stragnote=
+test "$straggler" = 0 || stragnote="
+
+**The last rank of every run started $straggler ms after the others**
+(\`--straggler $straggler\`): the fence's KVS part is the tree's own
+latency from the last entry, without a backlog of the others'
+contributions; every fence then lasts at least $straggler ms, so read
+the KVS part (fig2-kvs.png), not the whole fence."
 pmin=$(echo $procs | awk '{ print $1 }')
 pmax=$(echo $procs | awk '{ print $NF }')
 failed=$(awk -F'\t' 'NR > 1 && $7 != 1' "$dir/results.tsv" | wc -l)
@@ -127,7 +138,7 @@ producer and a consumer, one collective fence as the sync phase,
 $perpoint  $runs runs$pooled, $failed failed.
 Load average $(meta 'load average at start') at the start,
 $(meta 'load average at end') at the end: the machine is shared, so
-single points are noisy; compare shapes, not single numbers.
+single points are noisy; compare shapes, not single numbers.$stragnote
 
 The paper (Ahn et al., SRMPDS 2014) ran 1024–8192 ranks on 64–512 nodes
 of 16 cores; here every rank and every broker shares $(nproc) cores, so

@@ -32,6 +32,7 @@ static void test_defaults (void **state)
     assert_int_equal (cfg.commit_type, KAP_COMMIT_FENCE);
     assert_int_equal (cfg.ndirs, 1);
     assert_int_equal (cfg.read_rank, -1);
+    assert_int_equal (cfg.straggler_ms, 0);
     assert_false (cfg.redundant);
     assert_false (cfg.inject_corruption);
     assert_null (cfg.uri_file);
@@ -51,7 +52,7 @@ static void test_long_options (void **state)
                      "--sync-type=causal", "--ndirs=4", "--redundant-val",
                      "--instance-num=7", "--read-rank=0", "--list-config",
                      "--uri-file=uris", "--json=out.json",
-                     "--inject-corruption", NULL };
+                     "--inject-corruption", "--straggler=30", NULL };
 
     assert_int_equal (kap_opts_parse (&cfg, ARGC (argv), argv, 16, err,
                                       sizeof (err)), 0);
@@ -71,6 +72,7 @@ static void test_long_options (void **state)
     assert_true (cfg.redundant);
     assert_int_equal (cfg.instance, 7);
     assert_int_equal (cfg.read_rank, 0);
+    assert_int_equal (cfg.straggler_ms, 30);
     assert_true (cfg.list_config);
     assert_true (cfg.inject_corruption);
     assert_string_equal (cfg.uri_file, "uris");
@@ -167,6 +169,9 @@ static void test_errors (void **state)
     expect_error (4, "--ndirs", (char *[]){ "kap", "-d", "5", NULL });
     expect_error (4, "--instance-num", (char *[]){ "kap", "-n", "-2", NULL });
     expect_error (4, "--read-rank", (char *[]){ "kap", "-R", "-3", NULL });
+    expect_error (4, "--straggler", (char *[]){ "kap", "--straggler=-1", NULL });
+    expect_error (4, "--straggler", (char *[]){ "kap", "--straggler", "60001", NULL });
+    expect_error (4, "--straggler", (char *[]){ "kap", "--straggler=1.5", NULL });
     expect_error (4, "not an integer", (char *[]){ "kap", "-c", "two", NULL });
     expect_error (4, "unknown option '--bogus'", (char *[]){ "kap", "--bogus", NULL });
     expect_error (4, "unknown option '-z'", (char *[]){ "kap", "-z", NULL });

@@ -30,10 +30,12 @@ static void test_roles (void **state)
         assert_int_equal (kap_is_consumer (&cfg, r), r >= 2 && r < 6);
     }
     assert_int_equal (kap_nactors (&cfg), 6);
+    assert_int_equal (kap_last_actor (&cfg), 5);
     kap_opts_free (&cfg);
 
     parse (&cfg, 8, (char *[]){ "kap", "-P", "2", "-C", "2", NULL });
     assert_int_equal (kap_nactors (&cfg), 4);   /* 0,1 and 6,7 */
+    assert_int_equal (kap_last_actor (&cfg), 7);
     kap_opts_free (&cfg);
 
     parse (&cfg, 4, (char *[]){ "kap", "-C", "0", NULL });
@@ -60,6 +62,11 @@ static void test_nactors_count (void **state)
                     if (kap_is_producer (&cfg, r) || kap_is_consumer (&cfg, r))
                         n++;
                 assert_int_equal (kap_nactors (&cfg), n);
+                int last = -1;
+                for (int r = 0; r < t; r++)
+                    if (kap_is_producer (&cfg, r) || kap_is_consumer (&cfg, r))
+                        last = r;
+                assert_int_equal (kap_last_actor (&cfg), last);
             }
         }
     }

@@ -618,18 +618,23 @@ static int unroll (struct round *rd, json_t *dir, int level, char *ref)
             return store_dir (rd, dir, ref);
         /* few entries, but maybe big ones (directory references are
          * ~110 bytes): kept plain only while its encoding fits in
-         * hdir-bytes, so that a setroot can carry it (prime-max)
+         * hdir-bytes, so that a setroot can carry it (prime-max).  One
+         * that cannot fit is not encoded (and hashed) only to be thrown
+         * away: at KAP's 128 value references that was ~14 KiB
+         * encoded and hashed at every fence, on the way to the answer.
          */
-        size_t len;
-        char *enc = treeobj_encode_ref (dir, &len, ref, BLOBREF_MAX);
-        if (!enc)
-            return -1;
-        if (len <= (size_t)ctx->limits.hdir_bytes) {
-            int rc = store_encoded (rd, dir, enc, len, ref);
+        if (treeobj_encoded_len_min (dir) <= (size_t)ctx->limits.hdir_bytes) {
+            size_t len;
+            char *enc = treeobj_encode_ref (dir, &len, ref, BLOBREF_MAX);
+            if (!enc)
+                return -1;
+            if (len <= (size_t)ctx->limits.hdir_bytes) {
+                int rc = store_encoded (rd, dir, enc, len, ref);
+                free (enc);
+                return rc;
+            }
             free (enc);
-            return rc;
         }
-        free (enc);
     }
     json_t *h = treeobj_hdir_from_dir (dir, level);
     int rc;

@@ -210,6 +210,55 @@ static void test_encode_matches_json (void **state)
     json_decref (d);
 }
 
+/* treeobj_encoded_len_min: the encoding's length for plain names and
+ * references, never more than it otherwise
+ */
+static size_t encoded_len (const json_t *o)
+{
+    size_t len;
+    char *enc = treeobj_encode (o, &len);
+    assert_non_null (enc);
+    free (enc);
+    return len;
+}
+
+static void test_encoded_len_min (void **state)
+{
+    json_t *d = treeobj_create_dir ();
+    char name[32];
+
+    assert_int_equal (treeobj_encoded_len_min (NULL), 0);
+    assert_int_equal (treeobj_encoded_len_min (d), encoded_len (d));
+    for (int i = 0; i < 40; i++) {
+        json_t *e;
+        snprintf (name, sizeof (name), "producer-%d", i);
+        switch (i % 4) {
+            case 0: e = treeobj_create_val ("abcdefg", i % 8); break;
+            case 1: e = treeobj_create_dirref (ref1); break;
+            case 2: e = treeobj_create_symlink ("a.b.c"); break;
+            default:
+                e = treeobj_create_valref ();
+                for (int k = 0; k < i % 3 + 1; k++)
+                    treeobj_append_blobref (e, ref1);
+                break;
+        }
+        assert_int_equal (treeobj_dir_set (d, name, e), 0);
+        assert_int_equal (treeobj_encoded_len_min (d), encoded_len (d));
+    }
+    /* escapes, bytes over 0x7f and integers of several digits are longer
+     * than the bound counts
+     */
+    treeobj_dir_set (d, "quote\"back\\", treeobj_create_val ("", 0));
+    treeobj_dir_set (d, "ctl\001", treeobj_create_val ("", 0));
+    treeobj_dir_set (d, "caf\xc3\xa9", treeobj_create_val ("", 0));
+    json_t *h = treeobj_create_hdir (12);
+    treeobj_hdir_set_count (h, 12345);
+    treeobj_dir_set (d, "h", h);
+    assert_true (treeobj_encoded_len_min (d) < encoded_len (d));
+    assert_true (treeobj_encoded_len_min (h) < encoded_len (h));
+    json_decref (d);
+}
+
 static void test_invalid (void **state)
 {
     const char *bad[] = {
@@ -351,6 +400,7 @@ int main (void)
         cmocka_unit_test (test_hdir),
         cmocka_unit_test (test_hdir_from_dir),
         cmocka_unit_test (test_encode_matches_json),
+        cmocka_unit_test (test_encoded_len_min),
         cmocka_unit_test (test_invalid),
         cmocka_unit_test (test_encode_refuses_misshapen_nested),
     };
