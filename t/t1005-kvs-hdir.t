@@ -22,25 +22,37 @@ test_expect_success 'one more entry turns it into an hdir' '
 	grep "\"type\":\"hdir\"" obj &&
 	grep "\"count\":129" obj
 '
-test_expect_success 'fewer entries but over hdir-bytes (8192) also make an hdir (regression: never primed)' '
-	for i in $(seq 1 100); do echo "ns.run$i.k=$i"; done >ns.kv &&
+# a KAP round's directory: 120 short names of directory references
+# (~13 KiB) is one plain directory, which a setroot can carry whole
+test_expect_success 'a directory of 120 references under hdir-bytes stays plain' '
+	for i in $(seq 1 120); do echo "plain.run$i.k=$i"; done >plain.kv &&
+	canopy kvs put $(cat plain.kv) &&
+	dirobj plain >plain.obj &&
+	grep "\"type\":\"dir\"" plain.obj &&
+	test $(wc -c <plain.obj) -gt 8192 &&
+	test "$(canopy kvs --rank 3 get plain.run99.k)" = 99
+'
+# 120 entries of ~170 bytes: a long name and a directory reference
+P=-a-name-long-enough-to-pass-the-byte-bound-of-16k
+test_expect_success 'fewer entries but over hdir-bytes (16384) also make an hdir (regression: never primed)' '
+	for i in $(seq 1 120); do echo "ns.run$i$P.k=$i"; done >ns.kv &&
 	canopy kvs put $(cat ns.kv) &&
 	dirobj ns >ns.obj &&
 	grep "\"type\":\"hdir\"" ns.obj &&
-	grep "\"count\":100" ns.obj &&
-	test "$(canopy kvs --rank 3 get ns.run77.k)" = 77 &&
-	test $(canopy kvs ls ns | wc -l) = 100
+	grep "\"count\":120" ns.obj &&
+	test "$(canopy kvs --rank 3 get ns.run77$P.k)" = 77 &&
+	test $(canopy kvs ls ns | wc -l) = 120
 '
 test_expect_success 'a collective fence into it primes a leaf: its get loads nothing' '
 	canopy kvs --rank 3 wait $(canopy kvs version) &&
 	before=$(rpc --rank 3 kvs.stats | grep -o "\"load-bytes\": *[0-9]*" | grep -o "[0-9]*$") &&
-	{ canopy kvs --rank 1 fence nsf 2 ns.run101.k=101 & } &&
+	{ canopy kvs --rank 1 fence nsf 2 ns.run121$P.k=121 & } &&
 	pid=$! &&
-	canopy kvs --rank 2 fence nsf 2 ns.run102.k=102 &&
+	canopy kvs --rank 2 fence nsf 2 ns.run122$P.k=122 &&
 	wait $pid &&
 	canopy kvs --rank 3 wait $(canopy kvs version) &&
-	test "$(canopy kvs --rank 3 get ns.run101.k)" = 101 &&
-	test "$(canopy kvs --rank 3 get ns.run102.k)" = 102 &&
+	test "$(canopy kvs --rank 3 get ns.run121$P.k)" = 121 &&
+	test "$(canopy kvs --rank 3 get ns.run122$P.k)" = 122 &&
 	after=$(rpc --rank 3 kvs.stats | grep -o "\"load-bytes\": *[0-9]*" | grep -o "[0-9]*$") &&
 	echo "loaded $((after - before)) bytes" &&
 	test $((after - before)) = 0

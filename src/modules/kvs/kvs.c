@@ -47,11 +47,11 @@
  *   cache-max=BYTES     object cache size (default 128 MiB)
  *   cache-age=SEC       drop objects unused that long (default 60)
  *   hdir-threshold=N    a directory with more entries is hashed (default 128)
- *   hdir-bytes=BYTES    ... or one whose encoding is longer (default 8192,
+ *   hdir-bytes=BYTES    ... or one whose encoding is longer (default 16384,
  *                       prime-max's: every plain directory can be primed;
  *                       0: entries only)
  *   prime-max=BYTES     setroot carries new directories up to this size
- *                       (default 8192; 0: none)
+ *                       (default 16384; 0: none)
  *   prime-budget=BYTES  ... and up to this many bytes in all (default 512 KiB)
  *   prime-values=BYTES  new values (each up to prime-max) a collective
  *                       fence's kvs.prime carries, for the whole instance:
@@ -857,16 +857,24 @@ static int configure (struct kvs_ctx *ctx, int argc, char **argv)
      */
     ctx->limits.relay_hold = 0.01;
     ctx->limits.hdir_threshold = 128;
-    ctx->limits.prime_max = 8192;  /* a full plain directory (hdir-threshold
-                                    * entries) or hdir bucket: ~5-7 KiB */
+    ctx->limits.prime_max = 16384; /* a full plain directory (hdir-threshold
+                                    * entries, ~5-14 KiB) or hdir bucket */
     /* ... which holds only for small entries: 128 directory references
      * are ~14 KiB, and KAP's namespace directory ("kap", one entry per
      * run) went over prime-max at its 72nd entry: from then on no
      * setroot carried it, and every consumer's first get of a run
      * faulted it in (0.5-0.8 ms against 5-40 us from the shared read
      * cache).  So a plain directory over prime-max bytes is hashed too.
+     * Both were 8 KiB until 2026-12-07, which hashed KAP's round
+     * directory of 128 value references (~14 KiB): one header and 16
+     * buckets to build, hash, store and carry in every setroot, where
+     * one plain directory does.  At 16 KiB, 128 KAP ranks on 64 brokers
+     * (512 B redundant values, 4 alternated rounds of 6 runs a side):
+     * rank 0's apply 404 -> 305 us (median), the fence's KVS part 1.48
+     * -> 1.43 ms, gets 7.4 -> 7.7 ms; with the last rank 30 ms late and
+     * k=8, KVS part 1.62 -> 1.27 ms.
      */
-    ctx->limits.hdir_bytes = 8192;
+    ctx->limits.hdir_bytes = 16384;
     /* the hdir of a KAP round of up to ~8 000 small values; at 2 048 to
      * 6 144 participants 64 KiB left most of its buckets to be faulted
      * in: one-directory gets 3.7-8x slower; 1 MiB made 1 KiB fences at
