@@ -691,8 +691,12 @@ int main (int argc, char *argv[])
             die (&ctx, "subscribing to %s: %s", topic, strerror (errno));
     }
     quiet_barrier (&ctx);     /* the setup barrier: the timed phases start */
-    if (ctx.cfg.straggler_ms > 0 && ctx.rank == kap_last_actor (&ctx.cfg))
-        usleep ((useconds_t)ctx.cfg.straggler_ms * 1000);
+    if (ctx.cfg.straggler_ms > 0 && ctx.rank == kap_last_actor (&ctx.cfg)) {
+        struct timespec ts = { .tv_sec = ctx.cfg.straggler_ms / 1000,
+                               .tv_nsec = (ctx.cfg.straggler_ms % 1000) * 1000000L };
+        while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
+            ;
+    }
 
     double t0 = monotime ();
     if (kap_is_producer (&ctx.cfg, ctx.rank))
