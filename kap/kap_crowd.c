@@ -729,7 +729,7 @@ int main (int argc, char *argv[])
             c.running++;
     }
     int last = kap_last_actor (&c.cfg);
-    if (last > 0 && last < c.nparts && c.cfg.straggler_ms > 0) {
+    if (last >= 0 && last < c.nparts && c.cfg.straggler_ms > 0) {
         /* it starts on a timer */
         if (!(straggler = canopy_timer_watcher_create (c.r,
                                                        c.cfg.straggler_ms / 1e3,

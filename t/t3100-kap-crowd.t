@@ -42,6 +42,11 @@ test_expect_success '--straggler: the last participant enters the fence that muc
 	jq -e ".config.straggler_ms == 50 and .errors == 0
 	       and .sync_timeline.enter_spread_us >= 50000
 	       and .sync_timeline.last_enter_to_first_answer_us >= 0" strag.json &&
+	t0=$(date +%s%N) &&
+	$KAPCROWD -N 1 -n 41 --straggler=300 --json=strag1.json >out &&
+	t1=$(date +%s%N) &&
+	jq -e ".errors == 0" strag1.json &&
+	test $(( (t1 - t0) / 1000000 )) -ge 300 &&
 	test_must_fail $KAPCROWD --straggler=-5 2>err &&
 	grep "straggler must be from 0 to 60000 milliseconds" err
 '
