@@ -616,6 +616,10 @@ static int buf_json_string (struct strbuf *b, const char *s, size_t n)
             *p++ = c;
     }
     *p++ = '"';
+    if (strbuf_over (b, p - b->s)) {
+        b->s[b->len] = '\0';
+        return -1;
+    }
     b->len = p - b->s;
     b->s[b->len] = '\0';
     return 0;
@@ -757,9 +761,9 @@ static int encode_obj (struct strbuf *b, const json_t *obj)
     return 0;
 }
 
-char *treeobj_encode (const json_t *obj, size_t *len)
+char *treeobj_encode_max (const json_t *obj, size_t max, size_t *len)
 {
-    struct strbuf b = { 0 };
+    struct strbuf b = { .limit = max };
     if (!obj || !treeobj_type (obj)) {
         errno = EINVAL;
         return NULL;
@@ -767,7 +771,7 @@ char *treeobj_encode (const json_t *obj, size_t *len)
     errno = 0;
     if (encode_obj (&b, obj) < 0) {
         free (b.s);
-        if (errno != EINVAL)
+        if (errno != EINVAL && errno != E2BIG)
             errno = ENOMEM;
         return NULL;
     }
@@ -776,49 +780,9 @@ char *treeobj_encode (const json_t *obj, size_t *len)
     return b.s;
 }
 
-/* Below this depth nothing is counted (still a lower bound): the
- * walk's recursion stays bounded whatever it is given.
- */
-#define ENCODED_LEN_DEPTH 64
-
-static size_t len_min (const json_t *v, int depth)
+char *treeobj_encode (const json_t *obj, size_t *len)
 {
-    size_t n = 0, i;
-    const char *name;
-    json_t *e;
-
-    if (depth > ENCODED_LEN_DEPTH)
-        return 0;
-    switch (json_typeof (v)) {
-        case JSON_STRING:
-            return json_string_length (v) + 2;
-        case JSON_INTEGER:
-        case JSON_REAL:
-            return 1;
-        case JSON_TRUE:
-        case JSON_NULL:
-            return 4;
-        case JSON_FALSE:
-            return 5;
-        case JSON_ARRAY:
-            json_array_foreach ((json_t *)v, i, e)
-                n += (i > 0 ? 1 : 0) + len_min (e, depth + 1);
-            return n + 2;
-        case JSON_OBJECT:
-            /* {"name":value,...}: a tree object is written the same way,
-             * its three members in canonical order
-             */
-            i = 0;
-            json_object_foreach ((json_t *)v, name, e)
-                n += (i++ > 0 ? 1 : 0) + strlen (name) + 3 + len_min (e, depth + 1);
-            return n + 2;
-    }
-    return 0;
-}
-
-size_t treeobj_encoded_len_min (const json_t *obj)
-{
-    return obj ? len_min (obj, 0) : 0;
+    return treeobj_encode_max (obj, 0, len);
 }
 
 char *treeobj_encode_ref (const json_t *obj, size_t *len, char *ref, size_t refsize)

@@ -105,13 +105,13 @@ json_t *treeobj_hdir_from_dir (const json_t *dir, int level);
 uint64_t treeobj_name_hash (const char *name);
 
 char *treeobj_encode (const json_t *obj, size_t *len);
-/* A lower bound on the length of treeobj_encode (obj), without encoding:
- * exact when no string needs an escape and every integer is one digit
- * (a directory of plain names and references), never more than the
- * encoding.  0 for NULL.  Lets a caller skip an encoding it would throw
- * away for being too long (apply.c: a directory over hdir-bytes).
+/* treeobj_encode, giving up as soon as the text would be longer than
+ * max bytes (0: no limit): NULL with errno E2BIG then, having written
+ * at most max bytes.  Lets a caller that would throw a too long encoding
+ * away skip most of it (apply.c: a directory over hdir-bytes becomes an
+ * hdir).  Other errors as treeobj_encode: EINVAL, ENOMEM.
  */
-size_t treeobj_encoded_len_min (const json_t *obj);
+char *treeobj_encode_max (const json_t *obj, size_t max, size_t *len);
 json_t *treeobj_decode (const void *buf, size_t len);
 /* Encode canonically and compute the blobref; returns the encoding. */
 char *treeobj_encode_ref (const json_t *obj, size_t *len, char *ref, size_t refsize);

@@ -10,6 +10,12 @@
  *
  * Each function returns 0, or -1 with errno ENOMEM and the buffer as it
  * was.  Capacity doubles (256 bytes first), so n puts cost O(total).
+ *
+ * limit, when not 0, is the longest text the buffer may hold: a put that
+ * would pass it fails with E2BIG and writes nothing, so an encoder can
+ * give up as soon as its output is too long (treeobj_encode_max) instead
+ * of finishing it first.  An encoder writing into s + len itself checks
+ * it with strbuf_over.
  */
 #ifndef CANOPY_UTIL_STRBUF_H
 #define CANOPY_UTIL_STRBUF_H
@@ -24,7 +30,18 @@ struct strbuf {
     char *s;
     size_t len;
     size_t cap;
+    size_t limit;       /* 0: none */
 };
+
+/* Whether len bytes of text would pass b's limit (errno E2BIG then). */
+static inline int strbuf_over (const struct strbuf *b, size_t len)
+{
+    if (b->limit && len > b->limit) {
+        errno = E2BIG;
+        return 1;
+    }
+    return 0;
+}
 
 /* Room for n more bytes and the NUL after them. */
 static inline int strbuf_reserve (struct strbuf *b, size_t n)
@@ -50,7 +67,7 @@ static inline int strbuf_reserve (struct strbuf *b, size_t n)
 
 static inline int strbuf_put (struct strbuf *b, const char *s, size_t n)
 {
-    if (strbuf_reserve (b, n) < 0)
+    if (strbuf_over (b, b->len + n) || strbuf_reserve (b, n) < 0)
         return -1;
     memcpy (b->s + b->len, s, n);
     b->len += n;
@@ -60,7 +77,7 @@ static inline int strbuf_put (struct strbuf *b, const char *s, size_t n)
 
 static inline int strbuf_putc (struct strbuf *b, char c)
 {
-    if (strbuf_reserve (b, 1) < 0)
+    if (strbuf_over (b, b->len + 1) || strbuf_reserve (b, 1) < 0)
         return -1;
     b->s[b->len++] = c;
     b->s[b->len] = '\0';

@@ -29,6 +29,7 @@
 #include "src/common/libutil/monotime.h"
 #include "src/common/libutil/list.h"
 #include "src/common/libutil/hashmap.h"
+#include "src/common/libutil/blobref.h"
 #include "src/common/libkvs/treeobj.h"
 #include "src/common/libkvs/kvs_path.h"
 #include "src/common/libkvs/blobtab.h"
@@ -618,23 +619,24 @@ static int unroll (struct round *rd, json_t *dir, int level, char *ref)
             return store_dir (rd, dir, ref);
         /* few entries, but maybe big ones (directory references are
          * ~110 bytes): kept plain only while its encoding fits in
-         * hdir-bytes, so that a setroot can carry it (prime-max).  One
-         * that cannot fit is not encoded (and hashed) only to be thrown
-         * away: at KAP's 128 value references that was ~14 KiB
-         * encoded and hashed at every fence, on the way to the answer.
+         * hdir-bytes, so that a setroot can carry it (prime-max).  The
+         * encoding stops as soon as it passes that, so one that cannot
+         * fit is not finished and hashed only to be thrown away (at
+         * KAP's 128 value references that was ~14 KiB at every fence,
+         * on the way to the answer), and one that fits is encoded once,
+         * with no walk beforehand to size it.
          */
-        if (treeobj_encoded_len_min (dir) <= (size_t)ctx->limits.hdir_bytes) {
-            size_t len;
-            char *enc = treeobj_encode_ref (dir, &len, ref, BLOBREF_MAX);
-            if (!enc)
-                return -1;
-            if (len <= (size_t)ctx->limits.hdir_bytes) {
-                int rc = store_encoded (rd, dir, enc, len, ref);
-                free (enc);
-                return rc;
-            }
+        size_t len;
+        char *enc = treeobj_encode_max (dir, ctx->limits.hdir_bytes, &len);
+        if (enc) {
+            int rc = -1;
+            if (blobref_hash (enc, len, ref, BLOBREF_MAX) == 0)
+                rc = store_encoded (rd, dir, enc, len, ref);
             free (enc);
+            return rc;
         }
+        if (errno != E2BIG)
+            return -1;
     }
     json_t *h = treeobj_hdir_from_dir (dir, level);
     int rc;

@@ -210,26 +210,18 @@ static void test_encode_matches_json (void **state)
     json_decref (d);
 }
 
-/* treeobj_encoded_len_min: the encoding's length for plain names and
- * references, never more than it otherwise
+/* treeobj_encode_max: the same text as treeobj_encode up to max bytes
+ * exactly, E2BIG past it (escapes counted as written), and no limit at 0
  */
-static size_t encoded_len (const json_t *o)
-{
-    size_t len;
-    char *enc = treeobj_encode (o, &len);
-    assert_non_null (enc);
-    free (enc);
-    return len;
-}
-
-static void test_encoded_len_min (void **state)
+static void test_encode_max (void **state)
 {
     json_t *d = treeobj_create_dir ();
     char name[32];
 
-    assert_int_equal (treeobj_encoded_len_min (NULL), 0);
-    assert_int_equal (treeobj_encoded_len_min (d), encoded_len (d));
-    for (int i = 0; i < 40; i++) {
+    errno = 0;
+    assert_null (treeobj_encode_max (NULL, 100, NULL));
+    assert_int_equal (errno, EINVAL);
+    for (int i = 0; i < 44; i++) {
         json_t *e;
         snprintf (name, sizeof (name), "producer-%d", i);
         switch (i % 4) {
@@ -243,19 +235,35 @@ static void test_encoded_len_min (void **state)
                 break;
         }
         assert_int_equal (treeobj_dir_set (d, name, e), 0);
-        assert_int_equal (treeobj_encoded_len_min (d), encoded_len (d));
+        if (i == 40) {
+            /* escapes, bytes over 0x7f, integers of several digits */
+            json_t *h = treeobj_create_hdir (12);
+            treeobj_hdir_set_count (h, 12345);
+            treeobj_dir_set (d, "h", h);
+            treeobj_dir_set (d, "quote\"back\\", treeobj_create_val ("", 0));
+            treeobj_dir_set (d, "ctl\001", treeobj_create_val ("", 0));
+            treeobj_dir_set (d, "caf\xc3\xa9", treeobj_create_val ("", 0));
+        }
+        size_t len, mlen = 0;
+        char *enc = treeobj_encode (d, &len);
+        assert_non_null (enc);
+        char *m = treeobj_encode_max (d, len, &mlen);
+        assert_non_null (m);
+        assert_int_equal (mlen, len);
+        assert_memory_equal (m, enc, len + 1);
+        free (m);
+        m = treeobj_encode_max (d, 0, &mlen);
+        assert_non_null (m);
+        assert_int_equal (mlen, len);
+        free (m);
+        errno = 0;
+        assert_null (treeobj_encode_max (d, len - 1, &mlen));
+        assert_int_equal (errno, E2BIG);
+        errno = 0;
+        assert_null (treeobj_encode_max (d, len / 2, NULL));
+        assert_int_equal (errno, E2BIG);
+        free (enc);
     }
-    /* escapes, bytes over 0x7f and integers of several digits are longer
-     * than the bound counts
-     */
-    treeobj_dir_set (d, "quote\"back\\", treeobj_create_val ("", 0));
-    treeobj_dir_set (d, "ctl\001", treeobj_create_val ("", 0));
-    treeobj_dir_set (d, "caf\xc3\xa9", treeobj_create_val ("", 0));
-    json_t *h = treeobj_create_hdir (12);
-    treeobj_hdir_set_count (h, 12345);
-    treeobj_dir_set (d, "h", h);
-    assert_true (treeobj_encoded_len_min (d) < encoded_len (d));
-    assert_true (treeobj_encoded_len_min (h) < encoded_len (h));
     json_decref (d);
 }
 
@@ -400,7 +408,7 @@ int main (void)
         cmocka_unit_test (test_hdir),
         cmocka_unit_test (test_hdir_from_dir),
         cmocka_unit_test (test_encode_matches_json),
-        cmocka_unit_test (test_encoded_len_min),
+        cmocka_unit_test (test_encode_max),
         cmocka_unit_test (test_invalid),
         cmocka_unit_test (test_encode_refuses_misshapen_nested),
     };

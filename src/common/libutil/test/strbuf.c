@@ -1,7 +1,7 @@
 /* test/strbuf.c - unit tests for strbuf.h: puts grow the buffer and keep
  * a NUL after the text, reserve leaves room for what an encoder writes
- * itself, and a request too large fails with ENOMEM leaving the buffer
- * as it was.
+ * itself, a request too large fails with ENOMEM leaving the buffer
+ * as it was, and a put past the limit fails with E2BIG the same way.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,6 +38,30 @@ static void test_put (void **state)
     assert_int_equal (strbuf_put (&b, "", 0), 0);
     assert_int_equal (b.len, n);
     assert_int_equal (b.s[n], '\0');
+    free (b.s);
+}
+
+static void test_limit (void **state)
+{
+    struct strbuf b = { .limit = 8 };
+
+    assert_int_equal (strbuf_put (&b, "abcdef", 6), 0);
+    assert_int_equal (strbuf_putc (&b, 'g'), 0);
+    errno = 0;
+    assert_int_equal (strbuf_put (&b, "hi", 2), -1);
+    assert_int_equal (errno, E2BIG);
+    assert_int_equal (b.len, 7);
+    assert_string_equal (b.s, "abcdefg");
+    assert_int_equal (strbuf_putc (&b, 'h'), 0);        /* exactly the limit */
+    errno = 0;
+    assert_int_equal (strbuf_putc (&b, 'i'), -1);
+    assert_int_equal (errno, E2BIG);
+    assert_string_equal (b.s, "abcdefgh");
+    assert_int_equal (strbuf_over (&b, 8), 0);
+    assert_int_equal (strbuf_over (&b, 9), 1);
+    b.limit = 0;                                        /* none */
+    assert_int_equal (strbuf_put (&b, "ijkl", 4), 0);
+    assert_string_equal (b.s, "abcdefghijkl");
     free (b.s);
 }
 
@@ -99,6 +123,7 @@ int main (void)
         cmocka_unit_test (test_put),
         cmocka_unit_test (test_reserve),
         cmocka_unit_test (test_truncate),
+        cmocka_unit_test (test_limit),
     };
     cmocka_set_message_output (CM_OUTPUT_TAP);
     return cmocka_run_group_tests (tests, NULL, NULL);
