@@ -321,6 +321,51 @@ test_expect_success OPENMPI 'kap-sweep --fanout: the tree of its instances, in t
 	$EXP/kap-sweep --report-only --no-plot --out tree8 >pool.out &&
 	grep "brokers, k=2, broker CPU affinity subtree, per rank count" tree8/report.md
 '
+test_expect_success OPENMPI 'kap-sweep --brokers: one instance size for every rank count, in the meta, the report, the plots and pooling' '
+	grep "^brokers: 0$" sweep/meta.txt &&
+	sweep_refuses --brokers "at least 1" 0 x 08 "" &&
+	CANOPY_BUILD_DIR=$SHARNESS_BUILD_DIRECTORY \
+	$EXP/kap-sweep --procs "2 4" --brokers 3 --sizes 8 --redundant-sizes 64 \
+		--gets 2 --dir-keys 2 --repeat 1 --out fixed >fixed.out &&
+	grep "3 brokers each" fixed.out &&
+	grep "^\[5/10\] P=2 B=3 " fixed.out &&
+	grep "^\[10/10\] P=4 B=3 " fixed.out &&
+	test $(awk -F"	" "NR > 1 && \$7 == 1" fixed/results.tsv | wc -l) = 10 &&
+	grep "^brokers: 3$" fixed/meta.txt &&
+	grep "on an instance of 3 brokers for every rank count" fixed/report.md &&
+	if test_have_prereq GNUPLOT; then
+		test -s fixed/fig2-fence.png && test -s fixed/fig2-kvs.png
+	fi &&
+	pool_refused fixed "its brokers (3)" &&
+	# a sweep from before --brokers sized its instances by ranks
+	cp -r sweep older &&
+	sed -i "/^brokers: /d" older/meta.txt &&
+	$EXP/kap-sweep --report-only --no-plot --out pooled --pool older >pool.out &&
+	$EXP/kap-sweep --report-only --no-plot --out older >older.out &&
+	grep "ranks per broker (one instance" older/report.md
+'
+# the quartiles of the runs decide whether the redundant fence is flat
+# within noise; a single run a point cannot say
+test_expect_success 'the report compares the spread of the runs at both ends of the redundant fence' '
+	cp -r "$SHARNESS_TEST_SRCDIR/../kap/experiments/results-k8" quart &&
+	chmod -R u+w quart &&
+	sh $EXP/report.sh quart &&
+	grep "KVS part, redundant 64 B: .* (quartiles .* and .*: apart)\.$" quart/report.md &&
+	grep "^\*\*Within noise: no\*\*" quart/report.md &&
+	# the runs at 128 ranks made as fast as those at 8: their quartiles overlap
+	awk -F"	" -v OFS="	" "NR > 1 && \$1 == 128 && \$2 == \"red\" { \$14 = 0.7 } { print }" \
+		quart/results.tsv >quart/r.tsv &&
+	mv quart/r.tsv quart/results.tsv &&
+	sh $EXP/report.sh quart &&
+	grep "^\*\*Within noise: yes\*\*" quart/report.md &&
+	grep "KVS part, redundant 64 B: .*: overlap)\.$" quart/report.md &&
+	# two runs at 128 ranks: too few for quartiles
+	awk -F"	" "!(\$1 == 128 && \$2 == \"red\" && \$6 > 2)" quart/results.tsv >quart/r.tsv &&
+	mv quart/r.tsv quart/results.tsv &&
+	sh $EXP/report.sh quart &&
+	grep "^Too few runs" quart/report.md &&
+	! grep "Within noise" quart/report.md
+'
 test_expect_success OPENMPI 'kap-sweep --cpu-affinity: the brokers CPUs, in the meta, the report and pooling' '
 	grep "^cpu affinity: subtree$" sweep/meta.txt &&
 	sweep_refuses --cpu-affinity "takes subtree or none" "" pinned 0-1 &&

@@ -1,7 +1,7 @@
 # plot.gp - the three KAP figures from kap-sweep's median tables.
 #
 # gnuplot -e "dir='OUT'; sizes='8 64 ...'; rsizes='64 ...'; gets='1 4 16';
-#             dirkeys=16; ppb=2" plot.gp
+#             dirkeys=16; ppb=2[; fanout=2; brokers=0]" plot.gp
 # reads OUT/fig1.dat, fig2.dat, fig3.dat (first column: ranks; then one
 # column per series, in the order of the lists; '?' marks a missing point)
 # and writes OUT/fig1-put.png, fig2-fence.png, fig3-get.png (and, from
@@ -13,7 +13,12 @@ set logscale x 2
 set key top left box opaque
 set grid
 if (!exists ("fanout")) fanout = 2
-set xlabel sprintf ("MPI ranks (producers = consumers; %d ranks per broker, k=%d)", ppb, fanout)
+if (!exists ("brokers")) brokers = 0
+if (brokers > 0) {
+    set xlabel sprintf ("MPI ranks (producers = consumers; on %d brokers, k=%d)", brokers, fanout)
+} else {
+    set xlabel sprintf ("MPI ranks (producers = consumers; %d ranks per broker, k=%d)", ppb, fanout)
+}
 set style data linespoints
 
 label (v) = (v + 0 >= 1024) ? sprintf ("%d KiB", (v + 0) / 1024) : sprintf ("%d B", v + 0)

@@ -8,7 +8,9 @@
 # the rank count (growth factor and the R^2 of a straight-line fit), and
 # how that compares with the shape of the paper's figure.  The verdicts
 # are computed from the numbers with the rules written in the report, so
-# a noisy or a differing run says so instead of repeating the paper.
+# a noisy or a differing run says so instead of repeating the paper; the
+# redundant fence's is also judged against the spread of its runs (the
+# quartiles of results.tsv's KVS part at both ends).
 set -eu
 
 dir=$1
@@ -110,6 +112,17 @@ test "$straggler" = 0 || stragnote="
 latency from the last entry, without a backlog of the others'
 contributions; every fence then lasts at least $straggler ms, so read
 the KVS part (fig2-kvs.png), not the whole fence."
+# and from before --brokers sized every instance by its ranks
+brokers=$(meta brokers)
+brokers=${brokers:-0}
+if test "$brokers" = 0; then
+    layout="$(meta 'ranks per broker') ranks per broker (one instance
+of P/$(meta 'ranks per broker') brokers, k=$fanout, broker CPU affinity $affinity, per rank count)"
+else
+    layout="on an instance of $brokers brokers for every rank count (\`--brokers\`:
+ranks placed cyclically, so fewer ranks than brokers use the first P; k=$fanout,
+broker CPU affinity $affinity)"
+fi
 pmin=$(echo $procs | awk '{ print $1 }')
 pmax=$(echo $procs | awk '{ print $NF }')
 failed=$(awk -F'\t' 'NR > 1 && $7 != 1' "$dir/results.tsv" | wc -l)
@@ -132,8 +145,7 @@ cat <<EOF
 # KAP: the paper's three figures at this machine's scale
 
 Produced by \`kap/experiments/kap-sweep\` on $(meta date) ($(meta host)).
-Ranks: $procs, $(meta 'ranks per broker') ranks per broker (one instance
-of P/$(meta 'ranks per broker') brokers, k=$fanout, broker CPU affinity $affinity, per rank count), every rank a
+Ranks: $procs, $layout, every rank a
 producer and a consumer, one collective fence as the sync phase,
 $perpoint  $runs runs$pooled, $failed failed.
 Load average $(meta 'load average at start') at the start,
@@ -255,7 +267,7 @@ publishing the new root; **down**, the setroot event until the first
 rank had its answer.
 
 EOF
-awk -v sizes="$(meta 'redundant sizes')" -v fanout="$fanout" -v affinity="$affinity" -v ppb="$(meta 'ranks per broker')" "$lib"'
+awk -v sizes="$(meta 'redundant sizes')" -v fanout="$fanout" -v affinity="$affinity" -v ppb="$(meta 'ranks per broker')" -v brokers="$brokers" "$lib"'
 # hops from the deepest broker of a k-ary tree of b brokers to rank 0
 function depth(b, k,   d, n, w) {
     if (k <= 1) return b - 1
@@ -273,9 +285,40 @@ function loadinto(file, arr,   line, n, f, i, r) {
     }
     close(file)
 }
+# the q-quantile (nearest rank) of the n values v[1..n], sorted in place
+function quant(v, n, q,   i, j, t, k) {
+    for (i = 2; i <= n; i++) {
+        t = v[i]
+        for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]
+        v[j + 1] = t
+    }
+    k = int(q * (n - 1) + 0.5) + 1
+    return v[k]
+}
+# the KVS part of every good redundant run, per rank count and size
+function loadruns(file,   line, f, key) {
+    while ((getline line < file) > 0) {
+        split(line, f, "\t")
+        if (f[1] ~ /^#/ || f[2] != "red" || f[7] != 1 || !ok(f[14])) continue
+        key = f[1] SUBSEP f[3]
+        nrun[key]++
+        runv[key, nrun[key]] = f[14] + 0
+    }
+    close(file)
+}
+# quartiles of the runs of P ranks, size V: sets q1, q3; 0 without 3 runs
+function quartiles(P, V,   key, i, v, n) {
+    key = P SUBSEP V
+    n = nrun[key] + 0
+    if (n < 3) return 0
+    for (i = 1; i <= n; i++) v[i] = runv[key, i]
+    q1 = quant(v, n, 0.25); q3 = quant(v, n, 0.75)
+    return 1
+}
 BEGIN {
     dir = ARGV[1]; ARGV[1] = ""
     load(dir "/fig2.dat")
+    loadruns(dir "/results.tsv")
     loadinto(dir "/fig2-enter.dat", en)
     loadinto(dir "/fig2-kvs.dat", kv)
     loadinto(dir "/fig2-answer.dat", an)
@@ -305,13 +348,24 @@ BEGIN {
         }
     print ""
     if (toofew()) exit
-    flat = 1; falls = 1
+    flat = 1; falls = 1; overlap = 1; spread = 1
     for (c = 1; c <= 2 * n; c++) {
         a = first(c); b = last(c)
-        if (!a || a == b || !ok(kv[a, c]) || !ok(kv[b, c])) { if (c > n) flat = 0; else falls = 0; continue }
+        if (!a || a == b || !ok(kv[a, c]) || !ok(kv[b, c])) { if (c > n) flat = overlap = 0; else falls = 0; continue }
         if (c > n) {
-            printf "- KVS part, redundant %s: %.3g ms at %d ranks, %.3g ms at %d.\n", sizelabel(sz[c - n]), kv[a, c], P[a], kv[b, c], P[b]
+            printf "- KVS part, redundant %s: %.3g ms at %d ranks, %.3g ms at %d", sizelabel(sz[c - n]), kv[a, c], P[a], kv[b, c], P[b]
             if (!(kv[b, c] <= 2 * kv[a, c] || kv[b, c] - kv[a, c] <= 2)) flat = 0
+            # within noise: the middle halves of the runs at both counts overlap
+            if (quartiles(P[a], sz[c - n])) {
+                a1 = q1; a3 = q3
+                if (quartiles(P[b], sz[c - n])) {
+                    printf " (quartiles %.3g-%.3g and %.3g-%.3g: %s)", a1, a3, q1, q3, (q1 <= a3 && a1 <= q3) ? "overlap" : "apart"
+                    if (!(q1 <= a3 && a1 <= q3)) overlap = 0
+                }
+                else spread = 0
+            }
+            else spread = 0
+            print "."
         }
         else {
             printf "- KVS part per rank, unique %s: %.3g ms at %d ranks, %.3g ms at %d.\n", sizelabel(sz[c]), kv[a, c] / P[a], P[a], kv[b, c] / P[b], P[b]
@@ -331,11 +385,22 @@ BEGIN {
     }
     print ""
     if (flat)
-        print "**KVS part, redundant values: flat within noise** (rule: at the largest rank count at most 2× or 2 ms above the smallest, for every size)."
+        print "**KVS part, redundant values: flat by the 2× rule** (rule: at the largest rank count at most 2× or 2 ms above the smallest, for every size)."
     else
         print "**KVS part, redundant values: not flat** (rule: at the largest rank count at most 2× or 2 ms above the smallest, for every size)."
+    if (!spread)
+        print "Too few runs (fewer than 3 at a rank count) to compare the spread of the runs at the two ends."
+    else if (overlap)
+        print "**Within noise: yes** (the quartiles of the runs at the smallest and at the largest rank count overlap, for every size)."
+    else
+        print "**Within noise: no** (for some size the quartiles of the runs at the smallest and at the largest rank count do not overlap)."
     b1 = int(P[1] / ppb); if (b1 < 1) b1 = 1
     b2 = int(P[nrows] / ppb); if (b2 < 1) b2 = 1
+    # --brokers: the ranks occupy the first min(P, brokers) brokers
+    if (brokers > 0) {
+        b1 = (P[1] < brokers) ? P[1] : brokers
+        b2 = (P[nrows] < brokers) ? P[nrows] : brokers
+    }
     printf "The KVS part holds the last contribution'"'"'s way up the tree, one relay a level, each a message from one KVS thread through two brokers'"'"' threads and ZeroMQ'"'"'s I/O threads to the next, all waking on the same cores: at k=%d the tree of %d brokers is %d hop(s) deep, that of %d brokers %d.", fanout, b1, depth(b1, fanout), b2, depth(b2, fanout)
     if (affinity == "subtree")
         print " The brokers ran with broker.cpu-affinity=subtree: each on one CPU, a subtree'"'"'s on the same one, so most of a hop'"'"'s threads hand the message over on one CPU instead of waking another."
