@@ -230,6 +230,18 @@ test_expect_success 'the experiments read stolen CPU time from /proc/stat' '
 	echo "stolen: $p%" &&
 	echo "$p" | grep -E "^([0-9]+\.[0-9]|\?)$"
 '
+test_expect_success 'the experiments take medians and quartiles by nearest rank' '
+	. $EXP/kaplib.sh &&
+	test "$(printf "5\n1\n3\n" | kap_median)" = 3 &&
+	test "$(printf "4\n1\n3\n2\n" | kap_median)" = 2.5 &&
+	test "$(printf "" | kap_median)" = "?" &&
+	# 8 runs: ranks 3 and 6 of the sorted values (0.25 * 7 = 1.75, 0.75 * 7 = 5.25)
+	test "$(printf "8\n7\n6\n5\n4\n3\n2\n1\n" | kap_quantile 0.25)" = 3 &&
+	test "$(printf "8\n7\n6\n5\n4\n3\n2\n1\n" | kap_quantile 0.75)" = 6 &&
+	test "$(printf "0.5\n10\n2\n" | kap_quantile 0)" = 0.5 &&
+	test "$(printf "0.5\n10\n2\n" | kap_quantile 1)" = 10 &&
+	test "$(printf "" | kap_quantile 0.5)" = "?"
+'
 test_expect_success 'the experiments name the processor and its hashing features' '
 	. $EXP/kaplib.sh &&
 	kap_cpuinfo >cpuinfo &&
@@ -247,6 +259,9 @@ test_expect_success OPENMPI 'a tiny sweep writes results, medians, a report (and
 	grep "^## Figure 2" sweep/report.md &&
 	grep "^## Figure 3" sweep/report.md &&
 	test $(grep -vc "^#" sweep/fig3.dat) = 2 &&
+	# the redundant KVS part with its quartiles: median, q1, q3 per size
+	test $(grep -vc "^#" sweep/fig2-kvs-spread.dat) = 2 &&
+	awk "!/^#/ && (NF != 4 || \$3 > \$2 || \$2 > \$4) { exit 1 }" sweep/fig2-kvs-spread.dat &&
 	if test_have_prereq GNUPLOT; then
 		test -s sweep/fig1-put.png &&
 		test -s sweep/fig2-fence.png &&

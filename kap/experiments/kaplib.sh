@@ -10,6 +10,7 @@
 #                     memory transport, oversubscribed, no binding)
 # kap_now             seconds since the epoch, with fractions
 # kap_median          median of the numbers on stdin (one per line)
+# kap_quantile Q      their Q-quantile (nearest rank)
 
 kap_die () {
     echo "$(basename "$0"): $*" >&2
@@ -104,6 +105,16 @@ kap_steal_percent () {
 
 kap_now () {
     date +%s.%N
+}
+
+# kap_quantile Q: the Q-quantile (0..1, nearest rank: the value of rank
+# round(Q * (n - 1)) + 1 in increasing order) of the numbers on stdin,
+# "?" for none; report.sh's quartiles are taken the same way
+kap_quantile () {
+    sort -g | awk -v q="$1" '{ v[NR] = $1 } END {
+        if (NR == 0) { print "?"; exit }
+        print v[int(q * (NR - 1) + 0.5) + 1]
+    }'
 }
 
 kap_median () {

@@ -5,7 +5,8 @@
 # reads OUT/fig1.dat, fig2.dat, fig3.dat (first column: ranks; then one
 # column per series, in the order of the lists; '?' marks a missing point)
 # and writes OUT/fig1-put.png, fig2-fence.png, fig3-get.png (and, from
-# fig2-kvs.dat, fig2-kvs.png; from fig3-mean.dat, fig3-mean.png).
+# fig2-kvs.dat, fig2-kvs.png, with fig2-kvs-spread.dat's quartiles as
+# error bars on the redundant series; from fig3-mean.dat, fig3-mean.png).
 
 set terminal pngcairo size 900,600 font ",11" noenhanced
 set datafile missing "?"
@@ -51,12 +52,25 @@ if (system ("test -r '" . dir . "/fig2-kvs.dat' && echo 1") eq "1") {
     set output dir . "/fig2-kvs.png"
     set title "KAP figure 2, the KVS part: last entry to first answer, unique vs. redundant values"
     set ylabel "KVS part of the fence (ms, median)"
-    plot for [i = 1:n] dir . "/fig2-kvs.dat" \
-            using 1:(column (i + 1)) title "unique " . label (word (rsizes, i)) \
-            lw 2 pt 7 lc i, \
-         for [i = 1:n] dir . "/fig2-kvs.dat" \
-            using 1:(column (n + i + 1)) title "redundant " . label (word (rsizes, i)) \
-            lw 2 pt 6 dt 2 lc i
+    # the redundant series with the quartiles of their runs, when the
+    # sweep wrote them (fig2-kvs-spread.dat: median, q1, q3 per size)
+    if (system ("test -r '" . dir . "/fig2-kvs-spread.dat' && echo 1") eq "1") {
+        set title "KAP figure 2, the KVS part: last entry to first answer, unique vs. redundant values\n(redundant: bars from the first to the third quartile of the runs)"
+        plot for [i = 1:n] dir . "/fig2-kvs.dat" \
+                using 1:(column (i + 1)) title "unique " . label (word (rsizes, i)) \
+                lw 2 pt 7 lc i, \
+             for [i = 1:n] dir . "/fig2-kvs-spread.dat" \
+                using ($1 * (1 + 0.03 * (i - 2))):(column (3 * i - 1)):(column (3 * i)):(column (3 * i + 1)) \
+                with yerrorlines title "redundant " . label (word (rsizes, i)) \
+                lw 2 pt 6 dt 2 lc i
+    } else {
+        plot for [i = 1:n] dir . "/fig2-kvs.dat" \
+                using 1:(column (i + 1)) title "unique " . label (word (rsizes, i)) \
+                lw 2 pt 7 lc i, \
+             for [i = 1:n] dir . "/fig2-kvs.dat" \
+                using 1:(column (n + i + 1)) title "redundant " . label (word (rsizes, i)) \
+                lw 2 pt 6 dt 2 lc i
+    }
 }
 
 # Figure 3: max consumer time, one directory vs many (the paper's Fig. 4)
