@@ -8,10 +8,10 @@
  *   --cores=M               cores shared by everything (0: one per thread)
  *   --clients=crowd|mpi     one client process, or one per participant
  *   --prime=BYTES[,BUDGET]  the setroot event carries new directories up to
- *                           BYTES each, BUDGET in all (default 8192,524288;
+ *                           BYTES each, BUDGET in all (default 16384,524288;
  *                           0 turns it off, as canopy's kvs.prime-max=0)
  *   --hdir-threshold=N      entries before a directory is hashed (128)
- *   --hdir-bytes=N          ... or bytes of a plain one (8192; 0: off)
+ *   --hdir-bytes=N          ... or bytes of a plain one (16384; 0: off)
  *   --direct=0|1            clients reach their KVS without the broker thread
  *                           (1, canopy's direct channel) or through it (0)
  *   --hold=0|1              a broker relays a fence once its subtree's
@@ -53,9 +53,9 @@ static const char *usage_text =
 "      --clients=crowd|mpi  one client process (kap-crowd) or one per\n"
 "                           participant (kap under MPI; default mpi)\n"
 "      --prime=MAX[,BUDGET] setroot carries new directories up to MAX bytes\n"
-"                           each, BUDGET in all (default 8192,524288; 0: off)\n"
+"                           each, BUDGET in all (default 16384,524288; 0: off)\n"
 "      --hdir-threshold=N   entries before a directory is hashed (128)\n"
-"      --hdir-bytes=N       ... or bytes of a plain one (8192; 0: off)\n"
+"      --hdir-bytes=N       ... or bytes of a plain one (16384; 0: off)\n"
 "      --direct=0|1         clients reach their KVS on its own socket (1,\n"
 "                           default, as canopy does) or through the broker\n"
 "                           thread (0, canopy with CANOPY_DIRECT=0)\n"
@@ -147,10 +147,10 @@ static void parse_model_opts (struct model_opts *mo, int argc, char **argv)
     mo->k = 2;
     mo->cores = -1;
     mo->clients = KVSIM_MPI;
-    mo->prime_max = 8192;
+    mo->prime_max = 16384;      /* canopy's kvs.prime-max, kvs.hdir-bytes */
     mo->prime_budget = 524288;
     mo->hdir_threshold = 128;
-    mo->hdir_bytes = 8192;
+    mo->hdir_bytes = 16384;
     mo->direct = 1;
     mo->hold = 1;
     mo->load_batch = 1;

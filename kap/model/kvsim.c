@@ -1619,7 +1619,7 @@ void kvsim_config_default (struct kvsim_config *cfg)
     cfg->ndirs = 1;
     cfg->clients = KVSIM_CROWD;
     cfg->hdir_threshold = 128;
-    cfg->hdir_bytes = 8192;
+    cfg->hdir_bytes = 16384;    /* canopy's kvs.hdir-bytes */
     cfg->prime_max = 0;
     cfg->prime_budget = 0;
     cfg->direct = false;
