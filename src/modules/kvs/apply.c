@@ -18,6 +18,10 @@
  * - A key whose intermediate component is a value gets a directory there
  *   (the value is replaced); intermediate symlinks are followed (ELOOP
  *   after 32).
+ * - Drafts (draft_advance): an incomplete collective fence is applied
+ *   ahead into a round that the round taking it continues, only if that
+ *   round's first fence is the draft's on the draft's root; otherwise it
+ *   applies everything again.  A draft never loads and never publishes.
  */
 #include <stdlib.h>
 #include <assert.h>
@@ -174,6 +178,12 @@ struct round {
     bool picked;                /* 'picks' made (prime_pick) */
     struct picks picks;
     struct prime_event prime;   /* built early (share_prime), or empty */
+    /* a draft (applied ahead, before its fence was complete) */
+    bool drafting;              /* still a draft: no loads started */
+    size_t draft_done;          /* ops of fence 0 already in 'root' */
+    json_t *draft_ops;          /* the fence's (growing) ops array */
+    json_t *draft_base;         /* the root the draft started from */
+    int draft_version;          /* ... and its version */
 };
 
 struct applier {
@@ -184,7 +194,19 @@ struct applier {
     int nstores;
     canopy_watcher_t *prime_w;  /* sends the kvs.prime that waits */
     struct prime_event prime;   /* a kvs.prime waiting (prime-delay), or empty */
+    struct round *draft;        /* the incomplete collective fence applied
+                                 * so far (draft_advance), or NULL */
+    char *refused;              /* a fence whose draft failed: not again */
+    char *drafted;              /* the fence drafted last ... */
+    int redrafts;               /* ... and how often it was drafted anew */
 };
+
+/* A fence drafted anew this often (each time its draft was overtaken by
+ * another round) is left to its own round: every new draft applies its
+ * operations so far again, and a stream of commits between its
+ * contributions would make that quadratic.
+ */
+#define MAX_REDRAFTS 3
 
 struct inflight {
     struct list_node node;
@@ -211,6 +233,8 @@ static void round_destroy (struct round *rd)
     canopy_future_destroy (rd->store_f);
     free (rd->picks.v);
     prime_clear (&rd->prime);
+    json_decref (rd->draft_ops);
+    json_decref (rd->draft_base);
     free (rd);
 }
 
@@ -236,6 +260,10 @@ static json_t *load_dirlike (struct round *rd, const char *ref)
     struct kvs_ctx *ctx = rd->a->ctx;
     json_t *dir = objcache_get_dir (ctx->cache, ref);
     if (!dir) {
+        if (rd->drafting) {
+            errno = EAGAIN;     /* a draft stops here (draft_advance) */
+            return NULL;
+        }
         if (kvs_load (ctx, ref, OBJ_DIR, load_cb, rd) == 0)
             rd->pending++;
         else if (!rd->load_errnum)
@@ -484,26 +512,42 @@ static int apply_all (struct round *rd)
             errno = rd->load_errnum = errno ? errno : ENOMEM;
         return -1;
     }
-    json_decref (rd->root);
-    rd->root = json_incref (cur);
-    ptrset_clear (&rd->parents);    /* a restart builds the tree anew */
+    /* the first fence's draft (draft_advance) holds its first
+     * draft_done operations applied already; only the first pass uses
+     * it: a restart applies everything again
+     */
+    size_t resume = rd->draft_done;
+    rd->draft_done = 0;
+    if (!resume) {
+        json_decref (rd->root);
+        rd->root = json_incref (cur);
+        ptrset_clear (&rd->parents);    /* a restart builds the tree anew */
+    }
     for (int i = 0; i < rd->nfences; i++) {
         struct ready_fence *rf = rd->fences[i];
-        json_t *saved = json_incref (rd->root);
-        size_t j;
+        json_t *saved;
+        size_t j = 0, nops = json_array_size (rf->ops);
         json_t *op;
 
         rd->failed[i] = 0;
-        ptrset_clear (&rd->gen);
-        walked_clear (rd);      /* only this fence's copies are owned */
-        json_t *copy = own (rd, rd->root);
-        if (!copy) {
-            json_decref (saved);
-            return -1;
+        if (i == 0 && resume) {
+            saved = json_incref (rd->draft_base);
+            j = resume;
         }
-        json_decref (rd->root);
-        rd->root = copy;
-        json_array_foreach (rf->ops, j, op) {
+        else {
+            saved = json_incref (rd->root);
+            ptrset_clear (&rd->gen);
+            walked_clear (rd);      /* only this fence's copies are owned */
+            json_t *copy = own (rd, rd->root);
+            if (!copy) {
+                json_decref (saved);
+                return -1;
+            }
+            json_decref (rd->root);
+            rd->root = copy;
+        }
+        for (; j < nops; j++) {
+            op = json_array_get (rf->ops, j);
             const char *key = json_string_value (json_array_get (op, 0));
             char *norm = kvs_path_normalize (key);
             int rc = norm ? apply_op (rd, norm, json_array_get (op, 1), 0) : -1;
@@ -1373,6 +1417,100 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
  * waiters keep waiting for an answer that will come) and the round is
  * tried again at the next reactor pass.
  */
+static struct round *round_create (struct applier *a)
+{
+    struct round *rd = calloc (1, sizeof (*rd));
+    if (!rd)
+        return NULL;
+    rd->a = a;
+    rd->walked = hashmap_create (NULL);     /* optional: NULL walks every time */
+    if (!(rd->store = blobtab_create ())) {
+        round_destroy (rd);
+        return NULL;
+    }
+    return rd;
+}
+
+static void draft_drop (struct applier *a)
+{
+    round_destroy (a->draft);
+    a->draft = NULL;
+}
+
+/* Drafts.  A collective fence's operations reach rank 0 over a while
+ * (its participants' contributions, merged on the way up), and apply
+ * only once the last one is there: at 128 KAP ranks, 128 operations
+ * between the last entry and the answer.  So while a fence is still
+ * incomplete and nothing else is being applied, its operations so far
+ * are applied ahead into a round of their own (the draft), and each new
+ * contribution's as it comes.  When the fence completes, a round whose
+ * first fence is the draft's, on the root the draft started from,
+ * applies only the rest (apply_all: draft_done).  Anything else (another
+ * fence first, a new root meanwhile) makes the draft a plain round that
+ * applies everything again, so the result never depends on the draft;
+ * a draft never loads (a missing directory, like a failing operation,
+ * drops it, and that fence is not drafted again: its round does the
+ * work, loads and errors included, as without drafts).
+ */
+static void draft_advance (struct applier *a)
+{
+    struct kvs_ctx *ctx = a->ctx;
+    const char *name;
+    json_t *ops;
+    struct round *rd = a->draft;
+
+    if (a->round || !fence_draft_candidate (ctx->fences, &name, &ops))
+        return;
+    if (rd && (rd->draft_ops != ops || rd->draft_version != ctx->version)) {
+        draft_drop (a);
+        rd = NULL;
+    }
+    if (!rd) {
+        json_t *cur = objcache_get_dir (ctx->cache, ctx->rootref);
+        if (!cur || (a->refused && !strcmp (a->refused, name)))
+            return;
+        if (a->drafted && !strcmp (a->drafted, name)) {
+            if (a->redrafts >= MAX_REDRAFTS)
+                return;
+            a->redrafts++;
+        }
+        else {
+            char *copy = strdup (name);
+            if (!copy)
+                return;
+            free (a->drafted);
+            a->drafted = copy;
+            a->redrafts = 0;
+        }
+        if (!(rd = round_create (a)))
+            return;
+        rd->drafting = true;
+        rd->draft_base = json_incref (cur);
+        rd->draft_ops = json_incref (ops);
+        rd->draft_version = ctx->version;
+        if (!(rd->root = own (rd, cur))) {
+            round_destroy (rd);
+            return;
+        }
+        a->draft = rd;
+    }
+    size_t n = json_array_size (ops);
+    for (size_t j = rd->draft_done; j < n; j++) {
+        json_t *op = json_array_get (ops, j);
+        const char *key = json_string_value (json_array_get (op, 0));
+        char *norm = kvs_path_normalize (key);
+        int rc = norm ? apply_op (rd, norm, json_array_get (op, 1), 0) : -1;
+        free (norm);
+        if (rc < 0) {
+            free (a->refused);
+            a->refused = strdup (name);     /* NULL: may be tried again */
+            draft_drop (a);
+            return;
+        }
+    }
+    rd->draft_done = n;
+}
+
 static void start_round (struct applier *a)
 {
     struct kvs_ctx *ctx = a->ctx;
@@ -1383,17 +1521,27 @@ static void start_round (struct applier *a)
         max = MAX_BATCH;
     if (max == 0)
         return;
-    if (!(rd = calloc (1, sizeof (*rd))))
+    /* the draft becomes this round (used if its fence comes first) */
+    if ((rd = a->draft))
+        a->draft = NULL;
+    else if (!(rd = round_create (a)))
         goto retry;
-    rd->a = a;
+    rd->drafting = false;
     rd->t0 = thread_cputime ();
-    rd->walked = hashmap_create (NULL);     /* optional: NULL walks every time */
-    if (!(rd->store = blobtab_create ())
-        || !(rd->failed = calloc (max, sizeof (int)))
+    if (!(rd->failed = calloc (max, sizeof (int)))
         || !(rd->errstr = calloc (max, sizeof (*rd->errstr))))
         goto retry;
     if ((rd->nfences = fence_take_ready (ctx->fences, rd->fences, max)) == 0)
         goto retry;
+    if (rd->draft_done > 0 && (rd->fences[0]->ops != rd->draft_ops
+                               || rd->draft_version != ctx->version))
+        rd->draft_done = 0;     /* applied from the start, as any round */
+    if (rd->draft_done > 0) {
+        ctx->stats.drafts_used++;
+        ctx->stats.drafted_ops += rd->draft_done;
+        free (a->drafted);      /* a later fence of that name starts afresh */
+        a->drafted = NULL;
+    }
     a->round = rd;
     round_continue (rd);
     return;
@@ -1406,7 +1554,10 @@ retry:
 
 void applier_kick (struct applier *a)
 {
-    if (a && !a->round && fence_have_ready (a->ctx->fences))
+    const char *name;
+    json_t *ops;
+    if (a && !a->round && (fence_have_ready (a->ctx->fences)
+                           || fence_draft_candidate (a->ctx->fences, &name, &ops)))
         canopy_watcher_start (a->prep);
 }
 
@@ -1421,6 +1572,8 @@ static void prep_cb (canopy_reactor_t *r, canopy_watcher_t *w, int revents, void
     canopy_watcher_stop (w);
     if (!a->round && fence_have_ready (a->ctx->fences))
         start_round (a);
+    else
+        draft_advance (a);
 }
 
 struct applier *applier_create (struct kvs_ctx *ctx)
@@ -1450,6 +1603,9 @@ void applier_destroy (struct applier *a)
         int saved_errno = errno;
         /* a round in flight cannot finish without the reactor */
         round_destroy (a->round);
+        round_destroy (a->draft);
+        free (a->refused);
+        free (a->drafted);
         while (!list_empty (&a->stores)) {
             struct inflight *in = list_entry (a->stores.next, struct inflight, node);
             list_del (&in->node);

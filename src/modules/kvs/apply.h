@@ -11,6 +11,11 @@
  * that completed and the errors of those that failed.
  *
  * Missing directories are faulted in and the round restarts.
+ *
+ * Drafts: while a collective fence is incomplete and no round runs, its
+ * operations so far are applied ahead (apply.c, draft_advance), and the
+ * round that takes it applies only the rest; anything else in between
+ * turns the draft into a plain round.
  */
 #ifndef CANOPY_KVS_APPLY_H
 #define CANOPY_KVS_APPLY_H

@@ -185,6 +185,8 @@ struct fence_table {
     fence_shape_t *shapes;      /* rank > 0: subtree counts learned */
     canopy_watcher_t *hold_w;   /* rank > 0: ends the earliest hold */
     int nunpublished;           /* rank 0: fences with 'unpublished' */
+    char *draft;                /* rank 0: the collective fence merged last,
+                                 * still incomplete (fence_draft_candidate) */
 };
 
 static void fence_free (void *arg)
@@ -696,8 +698,18 @@ static void merge (struct fence_table *ft, const struct kvs_relay_fence *c,
     }
     f->count += count;
     f->total += count;
-    if (ctx->rank == 0)
+    if (ctx->rank == 0) {
         check_ready (ft, f);
+        /* the applier may apply what it has so far (apply.c, drafts) */
+        if (!f->ready && f->nprocs > 1 && f->parsed
+            && (!ft->draft || strcmp (ft->draft, f->name) != 0)) {
+            char *copy = strdup (f->name);
+            if (copy) {         /* without it there is no draft: no harm */
+                free (ft->draft);
+                ft->draft = copy;
+            }
+        }
+    }
     else {
         f->last_merge = monotime ();
         mark_dirty (ft, f);
@@ -1432,6 +1444,17 @@ void ready_fence_free (struct ready_fence *rf)
     }
 }
 
+bool fence_draft_candidate (struct fence_table *ft, const char **name, json_t **ops)
+{
+    struct fence *f;
+    if (!ft->draft || !(f = hashmap_lookup (ft->fences, ft->draft))
+        || f->ready || f->failed || !f->parsed || f->nprocs < 2)
+        return false;
+    *name = f->name;
+    *ops = f->parsed;
+    return true;
+}
+
 bool fence_have_ready (struct fence_table *ft)
 {
     return ft->nready > 0;
@@ -1684,6 +1707,7 @@ void fence_table_destroy (struct fence_table *ft)
         hashmap_destroy (ft->fences);
         hashmap_destroy (ft->finished);
         hashmap_destroy (ft->per_user);
+        free (ft->draft);
         free (ft);
         errno = saved_errno;
     }

@@ -68,6 +68,13 @@ int fence_take_ready (struct fence_table *ft, struct ready_fence **out, int max)
 void ready_fence_free (struct ready_fence *rf);
 bool fence_have_ready (struct fence_table *ft);
 int fence_ready_count (struct fence_table *ft);
+/* rank 0: the collective fence (nprocs > 1) merged last, if it is still
+ * incomplete and has not failed: its name and its operations so far
+ * (borrowed; the same array grows as contributions arrive, and becomes
+ * the ready_fence's 'ops' when the fence is complete).  The applier
+ * applies them ahead (apply.c, drafts).  False if there is none.
+ */
+bool fence_draft_candidate (struct fence_table *ft, const char **name, json_t **ops);
 /* rank 0: record the outcome and tell everyone (a failure: publishes
  * kvs.setroot; a success is published by the applier, with the new root).
  * An outcome that cannot be published (out of memory, a failed send) is

@@ -664,7 +664,7 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                   + (applier_busy (ctx->applier) ? 1 : 0);
     canopy_respond_pack (h, msg,
         "{s:i s:i s:s s:{s:I s:I s:I s:I s:I s:I s:I s:I} s:{s:i s:i s:i} s:i s:i s:i s:i"
-        " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
+        " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
         " s:{s:o s:o s:o s:o s:o s:o s:o s:o s:o} s:o s:o s:{s:b s:I s:I s:I s:I} s:o}",
         "rank", (int)ctx->rank,
         "version", ctx->version,
@@ -690,6 +690,8 @@ static void stats_cb (canopy_t *h, canopy_msg_handler_t *mh,
                     "relays-received", (json_int_t)ctx->stats.relays_received,
                     "applies", (json_int_t)ctx->stats.applies,
                     "applied-txns", (json_int_t)ctx->stats.apply_txns,
+                    "drafts-used", (json_int_t)ctx->stats.drafts_used,
+                    "drafted-ops", (json_int_t)ctx->stats.drafted_ops,
                     "relay-bytes", (json_int_t)ctx->stats.relay_bytes,
                     "relay-holds", (json_int_t)ctx->stats.relay_holds,
                     "relay-hold-expired", (json_int_t)ctx->stats.relay_hold_expired,

@@ -99,6 +99,8 @@ struct kvs_ctx {
         uint64_t relays_received;
         uint64_t applies;
         uint64_t apply_txns;
+        uint64_t drafts_used;   /* rounds that began from a draft (apply.c) */
+        uint64_t drafted_ops;   /* ... operations they had applied ahead */
         uint64_t relay_bytes;
         uint64_t relay_holds;   /* fences whose relay was held (fence.c) */
         uint64_t relay_hold_expired;    /* ... released by relay-hold */

@@ -879,10 +879,93 @@ static void test_publish_fails (void **state)
     teardown (env);
 }
 
+/* Drafts: a collective fence applied ahead while incomplete.  Its round
+ * starts from the draft and gives what a round without one gives; a
+ * commit between two contributions, a fence that fails in the draft, and
+ * a root that is not cached all fall back to a plain round.
+ */
+static void test_drafts (void **state)
+{
+    struct kvsenv *env = setup (true);
+    int v1 = -1, v2 = -1, v3 = -1;
+    char text[160];
+
+    /* three participants, one reactor pass between them */
+    submit (env, 1, "d", 3, 0, put (put (NULL, "d.a", "1"), "d.dir.x", "x"));
+    kvsenv_run (env);
+    assert_non_null (env->ctx.applier);
+    submit (env, 2, "d", 3, 0, put (NULL, "d.b", "2"));
+    kvsenv_run (env);
+    submit (env, 3, "d", 3, 0, put (put (NULL, "d.c", "3"), "d.a", "one"));
+    json_decref (drive (env, 0));
+    assert_int_equal (answer (env, 1, &v1, NULL, 0), 0);
+    assert_int_equal (answer (env, 2, &v2, NULL, 0), 0);
+    assert_int_equal (answer (env, 3, &v3, NULL, 0), 0);
+    assert_int_equal (v1, v2);
+    assert_int_equal (v2, v3);
+    assert_int_equal (env->ctx.stats.drafts_used, 1);
+    assert_int_equal (env->ctx.stats.drafted_ops, 3);
+    assert_string_equal (get (env, "d.a", 0), "one");  /* the later op wins */
+    assert_string_equal (get (env, "d.b", 0), "2");
+    assert_string_equal (get (env, "d.c", 0), "3");
+    assert_string_equal (get (env, "d.dir.x", 0), "x");
+
+    /* a commit between two contributions: the draft is not used */
+    submit (env, 4, "e", 2, 0, put (put (NULL, "e.a", "1"), "e.s", "fence"));
+    kvsenv_run (env);
+    submit (env, 5, NULL, 1, 0, put (put (NULL, "e.c", "3"), "e.s", "commit"));
+    json_decref (drive (env, 0));
+    assert_int_equal (answer (env, 5, NULL, NULL, 0), 0);
+    submit (env, 6, "e", 2, 0, put (NULL, "e.b", "2"));
+    json_decref (drive (env, 0));
+    assert_int_equal (answer (env, 4, NULL, NULL, 0), 0);
+    assert_int_equal (answer (env, 6, NULL, NULL, 0), 0);
+    assert_string_equal (get (env, "e.a", 0), "1");
+    assert_string_equal (get (env, "e.b", 0), "2");
+    assert_string_equal (get (env, "e.c", 0), "3");
+    assert_string_equal (get (env, "e.s", 0), "fence");
+
+    /* an operation that fails in the draft (a symlink loop): the fence
+     * fails as it would without one, and is not drafted again
+     */
+    kvs_txn_t *t = kvs_txn_create ();
+    assert_non_null (t);
+    assert_int_equal (kvs_txn_symlink (t, "loop.a", "loop.b"), 0);
+    assert_int_equal (kvs_txn_symlink (t, "loop.b", "loop.a"), 0);
+    commit_ok (env, 7, t);
+    uint64_t used = env->ctx.stats.drafts_used;
+    submit (env, 8, "g", 3, 0, put (NULL, "loop.a.x", "1"));
+    kvsenv_run (env);
+    submit (env, 9, "g", 3, 0, put (NULL, "g.y", "2"));
+    kvsenv_run (env);
+    submit (env, 10, "g", 3, 0, put (NULL, "g.z", "3"));
+    json_decref (drive (env, 0));
+    for (uint32_t tag = 8; tag <= 10; tag++) {
+        assert_int_equal (answer (env, tag, NULL, text, sizeof (text)), ELOOP);
+        assert_non_null (strstr (text, "loop.a.x"));
+    }
+    assert_int_equal (env->ctx.stats.drafts_used, used);
+    assert_null (get (env, "g.y", 0));
+    teardown (env);
+
+    /* a root that is only stored: no draft, the round loads it */
+    env = setup (false);
+    submit (env, 1, "h", 2, 0, put (NULL, "h.a", "1"));
+    kvsenv_run (env);
+    submit (env, 2, "h", 2, 0, put (NULL, "h.b", "2"));
+    json_decref (drive (env, 0));
+    assert_int_equal (answer (env, 1, NULL, NULL, 0), 0);
+    assert_int_equal (answer (env, 2, NULL, NULL, 0), 0);
+    assert_int_equal (env->ctx.stats.drafts_used, 0);
+    assert_string_equal (get (env, "h.b", 0), "2");
+    teardown (env);
+}
+
 int main (void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test (test_commit),
+        cmocka_unit_test (test_drafts),
         cmocka_unit_test (test_merge_and_isolation),
         cmocka_unit_test (test_walk_cache),
         cmocka_unit_test (test_inline_dirs_across_fences),
