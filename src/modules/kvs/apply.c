@@ -196,9 +196,9 @@ struct applier {
     struct prime_event prime;   /* a kvs.prime waiting (prime-delay), or empty */
     struct round *draft;        /* the incomplete collective fence applied
                                  * so far (draft_advance), or NULL */
-    char *refused;              /* a fence whose draft failed: not again */
     char *drafted;              /* the fence drafted last ... */
-    int redrafts;               /* ... and how often it was drafted anew */
+    int redrafts;               /* ... and how often it was drafted anew
+                                 * (MAX_REDRAFTS: its draft failed) */
 };
 
 /* A fence drafted anew this often (each time its draft was overtaken by
@@ -495,6 +495,17 @@ set:
     return rc;
 }
 
+/* Apply operation j of ops (["key", value]); its key in *key. */
+static int apply_entry (struct round *rd, json_t *ops, size_t j, const char **key)
+{
+    json_t *op = json_array_get (ops, j);
+    *key = json_string_value (json_array_get (op, 0));
+    char *norm = kvs_path_normalize (*key);
+    int rc = norm ? apply_op (rd, norm, json_array_get (op, 1), 0) : -1;
+    free (norm);
+    return rc;
+}
+
 /* Apply every fence (restartable).  Returns 0, or -1 with EAGAIN when
  * loads are outstanding.
  */
@@ -527,7 +538,6 @@ static int apply_all (struct round *rd)
         struct ready_fence *rf = rd->fences[i];
         json_t *saved;
         size_t j = 0, nops = json_array_size (rf->ops);
-        json_t *op;
 
         rd->failed[i] = 0;
         if (i == 0 && resume) {
@@ -547,12 +557,8 @@ static int apply_all (struct round *rd)
             rd->root = copy;
         }
         for (; j < nops; j++) {
-            op = json_array_get (rf->ops, j);
-            const char *key = json_string_value (json_array_get (op, 0));
-            char *norm = kvs_path_normalize (key);
-            int rc = norm ? apply_op (rd, norm, json_array_get (op, 1), 0) : -1;
-            free (norm);
-            if (rc < 0) {
+            const char *key;
+            if (apply_entry (rd, rf->ops, j, &key) < 0) {
                 if (errno == EAGAIN)
                     continue;   /* keep walking: find every missing dir now */
                 rd->failed[i] = errno ? errno : EINVAL;
@@ -1467,7 +1473,7 @@ static void draft_advance (struct applier *a)
     }
     if (!rd) {
         json_t *cur = objcache_get_dir (ctx->cache, ctx->rootref);
-        if (!cur || (a->refused && !strcmp (a->refused, name)))
+        if (!cur)
             return;
         if (a->drafted && !strcmp (a->drafted, name)) {
             if (a->redrafts >= MAX_REDRAFTS)
@@ -1496,14 +1502,9 @@ static void draft_advance (struct applier *a)
     }
     size_t n = json_array_size (ops);
     for (size_t j = rd->draft_done; j < n; j++) {
-        json_t *op = json_array_get (ops, j);
-        const char *key = json_string_value (json_array_get (op, 0));
-        char *norm = kvs_path_normalize (key);
-        int rc = norm ? apply_op (rd, norm, json_array_get (op, 1), 0) : -1;
-        free (norm);
-        if (rc < 0) {
-            free (a->refused);
-            a->refused = strdup (name);     /* NULL: may be tried again */
+        const char *key;
+        if (apply_entry (rd, ops, j, &key) < 0) {
+            a->redrafts = MAX_REDRAFTS;     /* not drafted again */
             draft_drop (a);
             return;
         }
@@ -1604,7 +1605,6 @@ void applier_destroy (struct applier *a)
         /* a round in flight cannot finish without the reactor */
         round_destroy (a->round);
         round_destroy (a->draft);
-        free (a->refused);
         free (a->drafted);
         while (!list_empty (&a->stores)) {
             struct inflight *in = list_entry (a->stores.next, struct inflight, node);
