@@ -340,18 +340,33 @@ test_expect_success OPENMPI 'kap-sweep --brokers: one instance size for every ra
 	grep "^brokers: 0$" sweep/meta.txt &&
 	sweep_refuses --brokers "at least 1" 0 x 08 "" &&
 	CANOPY_BUILD_DIR=$SHARNESS_BUILD_DIRECTORY \
-	$EXP/kap-sweep --procs "2 4" --brokers 3 --sizes 8 --redundant-sizes 64 \
+	$EXP/kap-sweep --procs "2 4" --brokers 5 --sizes 8 --redundant-sizes 64 \
 		--gets 2 --dir-keys 2 --repeat 1 --out fixed >fixed.out &&
-	grep "3 brokers each" fixed.out &&
-	grep "^\[5/10\] P=2 B=3 " fixed.out &&
-	grep "^\[10/10\] P=4 B=3 " fixed.out &&
+	grep "5 brokers each, ranks placed spread" fixed.out &&
+	grep "^\[5/10\] P=2 B=5 " fixed.out &&
+	grep "^\[10/10\] P=4 B=5 " fixed.out &&
 	test $(awk -F"	" "NR > 1 && \$7 == 1" fixed/results.tsv | wc -l) = 10 &&
-	grep "^brokers: 3$" fixed/meta.txt &&
-	grep "on an instance of 3 brokers for every rank count" fixed/report.md &&
+	grep "^brokers: 5$" fixed/meta.txt &&
+	grep "^place: spread$" fixed/meta.txt &&
+	# spread: 2 ranks on brokers 0 and 2 of 5, not on the first two
+	sed "s/.*local-//" fixed/uris.2 >placed.2 &&
+	printf "0\n2\n" >placed.expect &&
+	test_cmp placed.expect placed.2 &&
+	jq -e ".uris == 2 and .brokers == 5" fixed/raw/P2-red-V64-c1-d1-r1.json &&
+	grep "on an instance of 5 brokers for every rank count" fixed/report.md &&
+	grep "ranks spread evenly" fixed/report.md &&
 	if test_have_prereq GNUPLOT; then
 		test -s fixed/fig2-fence.png && test -s fixed/fig2-kvs.png
 	fi &&
-	pool_refused fixed "its brokers (3)" &&
+	pool_refused fixed "its brokers (5)" &&
+	sweep_refuses --place "spread or cyclic" "" random &&
+	# sweeps from before --place put the ranks on the first brokers
+	cp -r fixed cyc &&
+	sed -i "/^place: /d" cyc/meta.txt &&
+	$EXP/kap-sweep --report-only --no-plot --out cyc >cyc.out &&
+	grep "ranks placed cyclically" cyc/report.md &&
+	test_must_fail $EXP/kap-sweep --report-only --no-plot --out fixed --pool cyc 2>err &&
+	grep "its place (cyclic) are not this sweep" err &&
 	# a sweep from before --brokers sized its instances by ranks
 	cp -r sweep older &&
 	sed -i "/^brokers: /d" older/meta.txt &&

@@ -119,8 +119,17 @@ if test "$brokers" = 0; then
     layout="$(meta 'ranks per broker') ranks per broker (one instance
 of P/$(meta 'ranks per broker') brokers, k=$fanout, broker CPU affinity $affinity, per rank count)"
 else
+    # sweeps from before --place put fewer ranks than brokers on the first
+    place=$(meta place)
+    place=${place:-cyclic}
+    if test "$place" = spread; then
+        how="ranks spread evenly (\`--place spread\`: rank r on broker r×$brokers/P, so
+fewer ranks than brokers reach as deep into the tree as many do)"
+    else
+        how="ranks placed cyclically, so fewer ranks than brokers use the first P"
+    fi
     layout="on an instance of $brokers brokers for every rank count (\`--brokers\`:
-ranks placed cyclically, so fewer ranks than brokers use the first P; k=$fanout,
+$how; k=$fanout,
 broker CPU affinity $affinity)"
 fi
 pmin=$(echo $procs | awk '{ print $1 }')
@@ -267,7 +276,7 @@ publishing the new root; **down**, the setroot event until the first
 rank had its answer.
 
 EOF
-awk -v sizes="$(meta 'redundant sizes')" -v fanout="$fanout" -v affinity="$affinity" -v ppb="$(meta 'ranks per broker')" -v brokers="$brokers" "$lib"'
+awk -v sizes="$(meta 'redundant sizes')" -v fanout="$fanout" -v affinity="$affinity" -v ppb="$(meta 'ranks per broker')" -v brokers="$brokers" -v place="${place:-cyclic}" "$lib"'
 # hops from the deepest broker of a k-ary tree of b brokers to rank 0
 function depth(b, k,   d, n, w) {
     if (k <= 1) return b - 1
@@ -396,12 +405,20 @@ BEGIN {
         print "**Within noise: no** (for some size the quartiles of the runs at the smallest and at the largest rank count do not overlap)."
     b1 = int(P[1] / ppb); if (b1 < 1) b1 = 1
     b2 = int(P[nrows] / ppb); if (b2 < 1) b2 = 1
-    # --brokers: the ranks occupy the first min(P, brokers) brokers
+    # --brokers: the ranks occupy the first min(P, brokers) brokers, or
+    # (spread) brokers up to (P-1)*brokers/P
     if (brokers > 0) {
         b1 = (P[1] < brokers) ? P[1] : brokers
         b2 = (P[nrows] < brokers) ? P[nrows] : brokers
+        if (place == "spread") {
+            if (P[1] < brokers) b1 = int((P[1] - 1) * brokers / P[1]) + 1
+            if (P[nrows] < brokers) b2 = int((P[nrows] - 1) * brokers / P[nrows]) + 1
+        }
     }
-    printf "The KVS part holds the last contribution'"'"'s way up the tree, one relay a level, each a message from one KVS thread through two brokers'"'"' threads and ZeroMQ'"'"'s I/O threads to the next, all waking on the same cores: at k=%d the tree of %d brokers is %d hop(s) deep, that of %d brokers %d.", fanout, b1, depth(b1, fanout), b2, depth(b2, fanout)
+    if (brokers > 0)
+        printf "The KVS part holds the last contribution'"'"'s way up the tree, one relay a level, each a message from one KVS thread through two brokers'"'"' threads and ZeroMQ'"'"'s I/O threads to the next, all waking on the same cores: at k=%d the deepest broker holding a rank is %d hop(s) from rank 0 with %d ranks, %d with %d.", fanout, depth(b1, fanout), P[1], depth(b2, fanout), P[nrows]
+    else
+        printf "The KVS part holds the last contribution'"'"'s way up the tree, one relay a level, each a message from one KVS thread through two brokers'"'"' threads and ZeroMQ'"'"'s I/O threads to the next, all waking on the same cores: at k=%d the tree of %d brokers is %d hop(s) deep, that of %d brokers %d.", fanout, b1, depth(b1, fanout), b2, depth(b2, fanout)
     if (affinity == "subtree")
         print " The brokers ran with broker.cpu-affinity=subtree: each on one CPU, a subtree'"'"'s on the same one, so most of a hop'"'"'s threads hand the message over on one CPU instead of waking another."
     else
