@@ -23,6 +23,14 @@ wait_joined () {
 	echo "fence $1 never had $2 participants" >&2
 	return 1
 }
+# enter RANK NAME NPROCS JOINED KEY=VAL...: a participant of fence NAME on
+# RANK, in the background ($! is its pid), until rank 0 has JOINED of them
+enter () {
+	_rank=$1 _name=$2 _nprocs=$3 _joined=$4
+	shift 4
+	canopy kvs --rank $_rank fence $_name $_nprocs "$@" &
+	wait_joined $_name $_joined
+}
 counter () {
 	canopy kvs stats | jq ".counters[\"$1\"]"
 }
@@ -30,12 +38,10 @@ counter () {
 test_expect_success 'participants one after another: the fence starts from a draft' '
 	used=$(counter drafts-used) &&
 	ops=$(counter drafted-ops) &&
-	{ canopy kvs --rank 1 fence d1 3 d1.a=1 d1.dir.x=x & } &&
+	enter 1 d1 3 1 d1.a=1 d1.dir.x=x &&
 	p1=$! &&
-	wait_joined d1 1 &&
-	{ canopy kvs --rank 2 fence d1 3 d1.b=2 & } &&
+	enter 2 d1 3 2 d1.b=2 &&
 	p2=$! &&
-	wait_joined d1 2 &&
 	canopy kvs --rank 3 fence d1 3 d1.c=3 &&
 	wait $p1 && wait $p2 &&
 	test "$(canopy kvs --rank 3 get d1.a d1.b d1.c d1.dir.x | tr "\n" " ")" = "1 2 3 x " &&
@@ -43,9 +49,8 @@ test_expect_success 'participants one after another: the fence starts from a dra
 	test $(counter drafted-ops) -ge $((ops + 3))
 '
 test_expect_success 'a commit between two participants: the draft is not used, nothing is lost' '
-	{ canopy kvs --rank 1 fence d2 2 d2.a=1 d2.shared=fence & } &&
+	enter 1 d2 2 1 d2.a=1 d2.shared=fence &&
 	p1=$! &&
-	wait_joined d2 1 &&
 	canopy kvs put d2.c=3 d2.shared=commit &&
 	canopy kvs --rank 2 fence d2 2 d2.b=2 &&
 	wait $p1 &&
@@ -71,12 +76,10 @@ test_expect_success 'an operation that fails in the draft fails the fence as it 
 	test "$(canopy kvs get d4.b)" = 2
 '
 test_expect_success 'two fences open at once, their participants interleaved' '
-	{ canopy kvs --rank 1 fence e1 2 e1.a=1 & } &&
+	enter 1 e1 2 1 e1.a=1 &&
 	p1=$! &&
-	wait_joined e1 1 &&
-	{ canopy kvs --rank 2 fence e2 2 e2.a=1 & } &&
+	enter 2 e2 2 1 e2.a=1 &&
 	p2=$! &&
-	wait_joined e2 1 &&
 	canopy kvs --rank 3 fence e1 2 e1.b=2 &&
 	canopy kvs --rank 0 fence e2 2 e2.b=2 &&
 	wait $p1 && wait $p2 &&

@@ -294,6 +294,13 @@ function loadinto(file, arr,   line, n, f, i, r) {
     }
     close(file)
 }
+# brokers 0 to reach(p)-1 hold the deepest rank of p: an instance of p/ppb;
+# with --brokers, the first p (cyclic) or up to (p-1)*brokers/p (spread)
+function reach(p,   b) {
+    if (brokers == 0) { b = int(p / ppb); return b < 1 ? 1 : b }
+    if (p >= brokers) return brokers
+    return place == "spread" ? int((p - 1) * brokers / p) + 1 : p
+}
 # the q-quantile (nearest rank) of the n values v[1..n], sorted in place
 function quant(v, n, q,   i, j, t, k) {
     for (i = 2; i <= n; i++) {
@@ -403,22 +410,12 @@ BEGIN {
         print "**Within noise: yes** (the quartiles of the runs at the smallest and at the largest rank count overlap, for every size)."
     else
         print "**Within noise: no** (for some size the quartiles of the runs at the smallest and at the largest rank count do not overlap)."
-    b1 = int(P[1] / ppb); if (b1 < 1) b1 = 1
-    b2 = int(P[nrows] / ppb); if (b2 < 1) b2 = 1
-    # --brokers: the ranks occupy the first min(P, brokers) brokers, or
-    # (spread) brokers up to (P-1)*brokers/P
-    if (brokers > 0) {
-        b1 = (P[1] < brokers) ? P[1] : brokers
-        b2 = (P[nrows] < brokers) ? P[nrows] : brokers
-        if (place == "spread") {
-            if (P[1] < brokers) b1 = int((P[1] - 1) * brokers / P[1]) + 1
-            if (P[nrows] < brokers) b2 = int((P[nrows] - 1) * brokers / P[nrows]) + 1
-        }
-    }
+    lead = "The KVS part holds the last contribution'"'"'s way up the tree, one relay a level, each a message from one KVS thread through two brokers'"'"' threads and ZeroMQ'"'"'s I/O threads to the next, all waking on the same cores"
+    b1 = reach(P[1]); b2 = reach(P[nrows])
     if (brokers > 0)
-        printf "The KVS part holds the last contribution'"'"'s way up the tree, one relay a level, each a message from one KVS thread through two brokers'"'"' threads and ZeroMQ'"'"'s I/O threads to the next, all waking on the same cores: at k=%d the deepest broker holding a rank is %d hop(s) from rank 0 with %d ranks, %d with %d.", fanout, depth(b1, fanout), P[1], depth(b2, fanout), P[nrows]
+        printf "%s: at k=%d the deepest broker holding a rank is %d hop(s) from rank 0 with %d ranks, %d with %d.", lead, fanout, depth(b1, fanout), P[1], depth(b2, fanout), P[nrows]
     else
-        printf "The KVS part holds the last contribution'"'"'s way up the tree, one relay a level, each a message from one KVS thread through two brokers'"'"' threads and ZeroMQ'"'"'s I/O threads to the next, all waking on the same cores: at k=%d the tree of %d brokers is %d hop(s) deep, that of %d brokers %d.", fanout, b1, depth(b1, fanout), b2, depth(b2, fanout)
+        printf "%s: at k=%d the tree of %d brokers is %d hop(s) deep, that of %d brokers %d.", lead, fanout, b1, depth(b1, fanout), b2, depth(b2, fanout)
     if (affinity == "subtree")
         print " The brokers ran with broker.cpu-affinity=subtree: each on one CPU, a subtree'"'"'s on the same one, so most of a hop'"'"'s threads hand the message over on one CPU instead of waking another."
     else

@@ -1418,11 +1418,7 @@ static void round_finish (struct round *rd, int errnum, const char *errstr)
     applier_kick (a);
 }
 
-/* Allocate everything a round needs first, then take the fences: a
- * failure (ENOMEM) takes nothing, so every ready fence stays ready (its
- * waiters keep waiting for an answer that will come) and the round is
- * tried again at the next reactor pass.
- */
+/* An empty round: its store set and (optional) walk cache. */
 static struct round *round_create (struct applier *a)
 {
     struct round *rd = calloc (1, sizeof (*rd));
@@ -1512,6 +1508,11 @@ static void draft_advance (struct applier *a)
     rd->draft_done = n;
 }
 
+/* Allocate everything a round needs first, then take the fences: a
+ * failure (ENOMEM) takes nothing, so every ready fence stays ready (its
+ * waiters keep waiting for an answer that will come) and the round is
+ * tried again at the next reactor pass.
+ */
 static void start_round (struct applier *a)
 {
     struct kvs_ctx *ctx = a->ctx;
@@ -1555,10 +1556,8 @@ retry:
 
 void applier_kick (struct applier *a)
 {
-    const char *name;
-    json_t *ops;
     if (a && !a->round && (fence_have_ready (a->ctx->fences)
-                           || fence_draft_candidate (a->ctx->fences, &name, &ops)))
+                           || fence_draft_candidate (a->ctx->fences, NULL, NULL)))
         canopy_watcher_start (a->prep);
 }
 

@@ -1450,8 +1450,10 @@ bool fence_draft_candidate (struct fence_table *ft, const char **name, json_t **
     if (!ft->draft || !(f = hashmap_lookup (ft->fences, ft->draft))
         || f->ready || f->failed || !f->parsed || f->nprocs < 2)
         return false;
-    *name = f->name;
-    *ops = f->parsed;
+    if (name)
+        *name = f->name;
+    if (ops)
+        *ops = f->parsed;
     return true;
 }
 

@@ -73,6 +73,7 @@ int fence_ready_count (struct fence_table *ft);
  * (borrowed; the same array grows as contributions arrive, and becomes
  * the ready_fence's 'ops' when the fence is complete).  The applier
  * applies them ahead (apply.c, drafts).  False if there is none.
+ * name and ops may be NULL (only whether there is one).
  */
 bool fence_draft_candidate (struct fence_table *ft, const char **name, json_t **ops);
 /* rank 0: record the outcome and tell everyone (a failure: publishes
